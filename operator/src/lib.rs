@@ -1,0 +1,4 @@
+//! Model Fleet operator: reconciles `InferenceService`, `TrainingRun` and `Dataset` custom
+//! resources (group `modelfleet.io`) into plain Kubernetes children.
+//!
+//! The module layout follows DESIGN.md section 2; the modules arrive with their issues.

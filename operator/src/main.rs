@@ -1,0 +1,32 @@
+//! `model-fleet-operator` command line: `run` (the controllers), `crd` (print the CRDs) and
+//! `render -f FILE` (print the children a manifest would produce, no cluster needed).
+
+use clap::{Parser, Subcommand};
+
+mod cli;
+
+/// Model Fleet operator: reconciles InferenceService, TrainingRun and Dataset resources.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the controllers against a cluster (in cluster, or out of cluster with --kubeconfig).
+    Run(cli::run::RunArgs),
+    /// Print the three CustomResourceDefinitions as multi-document YAML.
+    Crd(cli::crd::CrdArgs),
+    /// Print the Kubernetes children every manifest in a file would produce, with no cluster.
+    Render(cli::render::RenderArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Run(args) => cli::run::main(args),
+        Command::Crd(args) => cli::crd::main(args),
+        Command::Render(args) => cli::render::main(args),
+    }
+}

@@ -1,0 +1,3 @@
+//! `terraform-provider-modelfleet`: the Terraform plugin binary.
+
+fn main() {}
