@@ -2,3 +2,5 @@
 //! resources (group `modelfleet.io`) into plain Kubernetes children.
 //!
 //! The module layout follows DESIGN.md section 2; the modules arrive with their issues.
+pub mod controller;
+pub mod telemetry;

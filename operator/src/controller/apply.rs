@@ -1,0 +1,392 @@
+//! Server-side apply of children and pruning of children that are no longer rendered.
+//!
+//! DESIGN.md sections 3 and 5: children are applied with field manager [`FIELD_MANAGER`], `force`, and
+//! `fieldValidation=Strict` (an unknown or duplicated field is refused instead of silently dropped); children that are
+//! no longer rendered are deleted, selected by owner UID. Every child goes through [`Child`] (JSON + its
+//! `ApiResource`), so typed k8s-openapi objects and `DynamicObject`s (ScaledObject, HTTPRoute: no k8s-openapi types)
+//! share one code path. An apply is skipped when [`diff::needs_apply`](super::diff::needs_apply) says the live object
+//! already matches (zero writes).
+
+use std::collections::BTreeSet;
+
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::core::{ApiResource, Resource};
+use kube::{Client, ResourceExt};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::diff::{APPLIED_HASH_ANNOTATION, applied_hash, needs_apply};
+use super::error::{Error, Result};
+
+/// Field manager of every apply the operator makes (DESIGN.md section 5).
+pub const FIELD_MANAGER: &str = "model-fleet-operator";
+
+/// Separate field manager that takes over `spec.replicas` of a Deployment before the operator stops setting it
+/// (fixed -> autoscaled hand-over, DESIGN.md section 3), so dropping it from our apply does not reset it.
+pub const HANDOVER_FIELD_MANAGER: &str = "model-fleet-operator-replicas-handover";
+
+/// Patch parameters of a child apply: our field manager, `force` (we own what we render), strict field validation.
+pub fn apply_params() -> PatchParams {
+    PatchParams::apply(FIELD_MANAGER)
+        .force()
+        .validation_strict()
+}
+
+/// One rendered child object ready to apply: its resource (group/version/kind/plural), and its JSON body including
+/// `apiVersion`, `kind` and `metadata.name`/`namespace`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Child {
+    /// Which API resource the child is.
+    pub resource: ApiResource,
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// The full object as JSON.
+    pub body: Value,
+}
+
+impl Child {
+    /// Wraps a typed k8s-openapi object (Deployment, Service, ...).
+    ///
+    /// # Errors
+    /// [`Error::MissingObjectKey`] without name or namespace; [`Error::Serialization`] if it does not serialize.
+    pub fn typed<K>(object: &K) -> Result<Self>
+    where
+        K: Resource<DynamicType = ()> + Serialize,
+    {
+        let resource = ApiResource::erase::<K>(&());
+        let name = object
+            .meta()
+            .name
+            .clone()
+            .ok_or(Error::MissingObjectKey("metadata.name"))?;
+        let namespace = object
+            .meta()
+            .namespace
+            .clone()
+            .ok_or(Error::MissingObjectKey("metadata.namespace"))?;
+        let mut body = serde_json::to_value(object).map_err(|source| Error::Serialization {
+            what: format!("{} {name}", resource.kind),
+            source,
+        })?;
+        body["apiVersion"] = Value::String(resource.api_version.clone());
+        body["kind"] = Value::String(resource.kind.clone());
+        Ok(Self {
+            resource,
+            namespace,
+            name,
+            body,
+        })
+    }
+
+    /// Wraps a dynamic object of resource `resource` (ScaledObject, HTTPRoute).
+    ///
+    /// # Errors
+    /// As [`Child::typed`].
+    pub fn dynamic(resource: &ApiResource, object: &DynamicObject) -> Result<Self> {
+        let name = object
+            .meta()
+            .name
+            .clone()
+            .ok_or(Error::MissingObjectKey("metadata.name"))?;
+        let namespace = object
+            .meta()
+            .namespace
+            .clone()
+            .ok_or(Error::MissingObjectKey("metadata.namespace"))?;
+        let mut body = serde_json::to_value(object).map_err(|source| Error::Serialization {
+            what: format!("{} {name}", resource.kind),
+            source,
+        })?;
+        body["apiVersion"] = Value::String(resource.api_version.clone());
+        body["kind"] = Value::String(resource.kind.clone());
+        Ok(Self {
+            resource: resource.clone(),
+            namespace,
+            name,
+            body,
+        })
+    }
+
+    /// `Kind/name`, for logs and events.
+    pub fn display(&self) -> String {
+        format!("{}/{}", self.resource.kind, self.name)
+    }
+
+    /// The body with the [`APPLIED_HASH_ANNOTATION`] of its own content added (what is actually applied).
+    pub fn with_hash(&self) -> Value {
+        let mut body = self.body.clone();
+        let hash = applied_hash(&body);
+        let metadata = body.as_object_mut().map(|o| {
+            o.entry("metadata")
+                .or_insert_with(|| Value::Object(Default::default()))
+        });
+        if let Some(Value::Object(metadata)) = metadata {
+            let annotations = metadata
+                .entry("annotations")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if !annotations.is_object() {
+                *annotations = Value::Object(Default::default());
+            }
+            annotations[APPLIED_HASH_ANNOTATION] = Value::String(hash);
+        }
+        body
+    }
+}
+
+/// What [`apply`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApplyOutcome {
+    /// The live object already matched: no request was sent.
+    Unchanged,
+    /// A server-side apply was sent (create or update).
+    Applied,
+}
+
+/// The dynamic API of `resource` in `namespace`.
+pub fn dynamic_api(client: &Client, resource: &ApiResource, namespace: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), namespace, resource)
+}
+
+/// Reads a child's live object (`None` when it does not exist).
+///
+/// # Errors
+/// [`Error::Kube`] for anything but a 404.
+pub async fn get_live(client: &Client, child: &Child) -> Result<Option<DynamicObject>> {
+    Ok(dynamic_api(client, &child.resource, &child.namespace)
+        .get_opt(&child.name)
+        .await?)
+}
+
+/// Server-side applies `child` unless the `live` object (from [`get_live`]) already matches; returns what happened
+/// and the resulting object (the live one when unchanged).
+///
+/// # Errors
+/// [`Error::Kube`] from the API server (e.g. 422 for a field refused by strict validation);
+/// [`Error::Serialization`] if the live object cannot be turned into JSON.
+pub async fn apply(
+    client: &Client,
+    child: &Child,
+    live: Option<DynamicObject>,
+) -> Result<(ApplyOutcome, DynamicObject)> {
+    let desired = child.with_hash();
+    let live_json = live
+        .as_ref()
+        .map(serde_json::to_value)
+        .transpose()
+        .map_err(|source| Error::Serialization {
+            what: child.display(),
+            source,
+        })?;
+    if let (false, Some(live)) = (needs_apply(&desired, live_json.as_ref()), live) {
+        return Ok((ApplyOutcome::Unchanged, live));
+    }
+    let api = dynamic_api(client, &child.resource, &child.namespace);
+    let applied = api
+        .patch(&child.name, &apply_params(), &Patch::Apply(&desired))
+        .await?;
+    tracing::info!(child = %child.display(), namespace = %child.namespace, "applied child");
+    Ok((ApplyOutcome::Applied, applied))
+}
+
+/// Whether `field_manager` owns `spec.replicas` of `object` through an `Apply` entry of its managedFields.
+pub fn owns_spec_replicas(object: &DynamicObject, field_manager: &str) -> bool {
+    object.managed_fields().iter().any(|entry| {
+        entry.manager.as_deref() == Some(field_manager)
+            && entry.operation.as_deref() == Some("Apply")
+            && entry.subresource.as_deref().unwrap_or("").is_empty()
+            && entry
+                .fields_v1
+                .as_ref()
+                .and_then(|f| f.0.get("f:spec"))
+                .and_then(|spec| spec.get("f:replicas"))
+                .is_some()
+    })
+}
+
+/// Fixed -> autoscaled hand-over (DESIGN.md section 3): applies `spec.replicas = replicas` under
+/// [`HANDOVER_FIELD_MANAGER`], so that field stays owned (and keeps its value) once our main apply omits it.
+/// The autoscaler then takes it over with its own updates.
+///
+/// # Errors
+/// [`Error::Kube`].
+pub async fn hand_over_replicas(
+    client: &Client,
+    resource: &ApiResource,
+    namespace: &str,
+    name: &str,
+    replicas: i64,
+) -> Result<()> {
+    let body = serde_json::json!({
+        "apiVersion": resource.api_version,
+        "kind": resource.kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"replicas": replicas},
+    });
+    let params = PatchParams::apply(HANDOVER_FIELD_MANAGER)
+        .force()
+        .validation_strict();
+    dynamic_api(client, resource, namespace)
+        .patch(name, &params, &Patch::Apply(&body))
+        .await?;
+    tracing::info!(%namespace, %name, replicas, "handed spec.replicas over to the autoscaler");
+    Ok(())
+}
+
+/// Which live children to delete: those carrying `owner_uid` in their ownerReferences whose `(kind, name)` is not in
+/// `keep`. Pure selection used by [`prune`].
+pub fn prune_selection<'a>(
+    live: &'a [DynamicObject],
+    kind: &str,
+    owner_uid: &str,
+    keep: &BTreeSet<(String, String)>,
+) -> Vec<&'a DynamicObject> {
+    live.iter()
+        .filter(|object| {
+            object
+                .owner_references()
+                .iter()
+                .any(|owner| owner.uid == owner_uid)
+        })
+        .filter(|object| object.meta().deletion_timestamp.is_none())
+        .filter(|object| !keep.contains(&(kind.to_owned(), object.name_any())))
+        .collect()
+}
+
+/// Deletes children of the given `kinds` in `namespace` that match `label_selector`, are owned by `owner_uid` and are
+/// not in `keep` (`(kind, name)` pairs of the desired set). A kind whose CRD is absent (404 on list) is skipped.
+/// Returns the `Kind/name`s deleted.
+///
+/// # Errors
+/// [`Error::Kube`] for list or delete failures other than 404.
+pub async fn prune(
+    client: &Client,
+    namespace: &str,
+    owner_uid: &str,
+    label_selector: &str,
+    kinds: &[ApiResource],
+    keep: &BTreeSet<(String, String)>,
+) -> Result<Vec<String>> {
+    let mut deleted = Vec::new();
+    for resource in kinds {
+        let api = dynamic_api(client, resource, namespace);
+        let live = match api
+            .list(&ListParams::default().labels(label_selector))
+            .await
+        {
+            Ok(list) => list.items,
+            Err(kube::Error::Api(status)) if status.code == 404 => continue,
+            Err(e) => return Err(e.into()),
+        };
+        for object in prune_selection(&live, &resource.kind, owner_uid, keep) {
+            let name = object.name_any();
+            match api.delete(&name, &DeleteParams::background()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(status)) if status.code == 404 => continue,
+                Err(e) => return Err(e.into()),
+            }
+            tracing::info!(child = %format!("{}/{name}", resource.kind), %namespace, "pruned child no longer rendered");
+            deleted.push(format!("{}/{name}", resource.kind));
+        }
+    }
+    Ok(deleted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+        FieldsV1, ManagedFieldsEntry, ObjectMeta, OwnerReference,
+    };
+    use serde_json::json;
+
+    fn owned(name: &str, uid: &str) -> DynamicObject {
+        let resource = ApiResource::erase::<Deployment>(&());
+        let mut object = DynamicObject::new(name, &resource).within("ns");
+        object.metadata.owner_references = Some(vec![OwnerReference {
+            uid: uid.into(),
+            name: "owner".into(),
+            kind: "InferenceService".into(),
+            api_version: "modelfleet.io/v1alpha1".into(),
+            ..Default::default()
+        }]);
+        object
+    }
+
+    #[test]
+    fn typed_child_carries_api_version_kind_and_hash() {
+        let deployment = Deployment {
+            metadata: ObjectMeta {
+                name: Some("llm".into()),
+                namespace: Some("ns".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let child = Child::typed(&deployment).unwrap();
+        assert_eq!(child.display(), "Deployment/llm");
+        assert_eq!(child.body["apiVersion"], "apps/v1");
+        let body = child.with_hash();
+        let hash = body["metadata"]["annotations"][APPLIED_HASH_ANNOTATION]
+            .as_str()
+            .unwrap();
+        assert_eq!(hash, applied_hash(&child.body));
+        assert!(!needs_apply(&body, Some(&body)));
+    }
+
+    #[test]
+    fn typed_child_without_namespace_is_an_error() {
+        let deployment = Deployment {
+            metadata: ObjectMeta {
+                name: Some("llm".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert!(matches!(
+            Child::typed(&deployment),
+            Err(Error::MissingObjectKey(_))
+        ));
+    }
+
+    #[test]
+    fn prune_selects_only_owned_children_not_desired() {
+        let live = vec![
+            owned("keep", "u1"),
+            owned("stale", "u1"),
+            owned("foreign", "u2"),
+        ];
+        let keep = BTreeSet::from([("Deployment".to_owned(), "keep".to_owned())]);
+        let names: Vec<String> = prune_selection(&live, "Deployment", "u1", &keep)
+            .into_iter()
+            .map(|o| o.name_any())
+            .collect();
+        assert_eq!(names, vec!["stale".to_owned()]);
+    }
+
+    #[test]
+    fn detects_who_owns_spec_replicas() {
+        let mut object = owned("llm", "u1");
+        object.metadata.managed_fields = Some(vec![
+            ManagedFieldsEntry {
+                manager: Some(FIELD_MANAGER.into()),
+                operation: Some("Apply".into()),
+                fields_v1: Some(FieldsV1(
+                    json!({"f:spec": {"f:replicas": {}, "f:template": {}}}),
+                )),
+                ..Default::default()
+            },
+            ManagedFieldsEntry {
+                manager: Some("kube-controller-manager".into()),
+                operation: Some("Update".into()),
+                subresource: Some("status".into()),
+                fields_v1: Some(FieldsV1(json!({"f:status": {}}))),
+                ..Default::default()
+            },
+        ]);
+        assert!(owns_spec_replicas(&object, FIELD_MANAGER));
+        assert!(!owns_spec_replicas(&object, HANDOVER_FIELD_MANAGER));
+    }
+}

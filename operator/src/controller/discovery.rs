@@ -1,0 +1,114 @@
+//! Optional dependencies: the KEDA and Gateway API CRDs.
+//!
+//! DESIGN.md section 3: when they are absent the affected resources say `DependencyMissing` in a condition and the
+//! operator keeps serving everything else. Discovery asks the API server which resources a group version serves
+//! (`GET /apis/<group>/<version>`, a read) and caches the answer for [`DEPENDENCY_TTL`] so CRDs installed later are
+//! picked up without a restart and reconciles do not each pay for discovery.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use kube::Client;
+use kube::core::{ApiResource, GroupVersionKind};
+
+use super::error::Result;
+
+/// How long a discovery answer is reused (seconds: 30).
+pub const DEPENDENCY_TTL: Duration = Duration::from_secs(30);
+
+/// KEDA `ScaledObject` (`keda.sh/v1alpha1`, plural `scaledobjects`).
+pub fn scaled_object_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("keda.sh", "v1alpha1", "ScaledObject"),
+        "scaledobjects",
+    )
+}
+
+/// Gateway API `HTTPRoute` (`gateway.networking.k8s.io/v1`, plural `httproutes`).
+pub fn http_route_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("gateway.networking.k8s.io", "v1", "HTTPRoute"),
+        "httproutes",
+    )
+}
+
+/// Which optional CRDs the cluster serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dependencies {
+    /// KEDA's `ScaledObject` is served.
+    pub keda: bool,
+    /// Gateway API's `HTTPRoute` is served.
+    pub gateway_api: bool,
+}
+
+impl Dependencies {
+    /// Both present (used when discovery cannot be asked, e.g. in unit tests).
+    pub const ALL: Dependencies = Dependencies {
+        keda: true,
+        gateway_api: true,
+    };
+}
+
+/// Whether the group version of `resource` serves its plural.
+///
+/// # Errors
+/// API errors other than 404 (404 means the group version is not served: `Ok(false)`).
+pub async fn serves(client: &Client, resource: &ApiResource) -> Result<bool> {
+    match client.list_api_group_resources(&resource.api_version).await {
+        Ok(list) => Ok(list.resources.iter().any(|r| r.name == resource.plural)),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Discovery answers cached for [`DEPENDENCY_TTL`].
+pub struct DependencyCache {
+    client: Client,
+    ttl: Duration,
+    cached: Mutex<Option<(Instant, Dependencies)>>,
+}
+
+impl std::fmt::Debug for DependencyCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DependencyCache")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DependencyCache {
+    /// Creates an empty cache asking through `client`.
+    pub fn new(client: Client) -> Self {
+        Self {
+            client,
+            ttl: DEPENDENCY_TTL,
+            cached: Mutex::new(None),
+        }
+    }
+
+    /// The current answer, asking the API server when the cached one is older than the TTL.
+    ///
+    /// # Errors
+    /// API errors other than 404 from discovery (the reconcile then retries with backoff).
+    pub async fn get(&self) -> Result<Dependencies> {
+        if let Some((at, deps)) = *self.cached.lock().unwrap_or_else(|e| e.into_inner())
+            && at.elapsed() < self.ttl
+        {
+            return Ok(deps);
+        }
+        let deps = Dependencies {
+            keda: serves(&self.client, &scaled_object_resource()).await?,
+            gateway_api: serves(&self.client, &http_route_resource()).await?,
+        };
+        let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
+        if cached.map(|(_, old)| old) != Some(deps) {
+            tracing::info!(
+                keda = deps.keda,
+                gateway_api = deps.gateway_api,
+                "optional CRDs discovered"
+            );
+        }
+        *cached = Some((Instant::now(), deps));
+        Ok(deps)
+    }
+}

@@ -1,0 +1,82 @@
+//! Kubernetes Events for decisions a user would want to see (DESIGN.md section 5), through kube's `Recorder`.
+//!
+//! Events are best effort: a failure to publish is logged and never fails a reconcile. Each Event is a write, so
+//! reconcilers publish only on a change (a child created or pruned, a condition transition), never on a no-op
+//! reconcile.
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::runtime::events::{Event, EventType, Recorder};
+
+/// Publishes a `Normal` event about `regarding`.
+pub async fn normal(
+    recorder: &Recorder,
+    regarding: &ObjectReference,
+    reason: &str,
+    action: &str,
+    note: String,
+) {
+    publish(recorder, regarding, EventType::Normal, reason, action, note).await;
+}
+
+/// Publishes a `Warning` event about `regarding`.
+pub async fn warning(
+    recorder: &Recorder,
+    regarding: &ObjectReference,
+    reason: &str,
+    action: &str,
+    note: String,
+) {
+    publish(
+        recorder,
+        regarding,
+        EventType::Warning,
+        reason,
+        action,
+        note,
+    )
+    .await;
+}
+
+async fn publish(
+    recorder: &Recorder,
+    regarding: &ObjectReference,
+    type_: EventType,
+    reason: &str,
+    action: &str,
+    note: String,
+) {
+    let event = Event {
+        type_,
+        reason: reason.to_owned(),
+        note: Some(truncate(note, 1024)),
+        action: action.to_owned(),
+        secondary: None,
+    };
+    if let Err(error) = recorder.publish(&event, regarding).await {
+        tracing::warn!(%error, %reason, "could not publish an event");
+    }
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary (Events refuse notes over 1 kB).
+fn truncate(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::truncate;
+
+    #[test]
+    fn truncates_on_char_boundaries() {
+        assert_eq!(truncate("abc".into(), 10), "abc");
+        assert_eq!(truncate("abcdef".into(), 3), "abc");
+        assert_eq!(truncate("ééé".into(), 3), "é");
+    }
+}

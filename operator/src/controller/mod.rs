@@ -1,0 +1,28 @@
+//! The controller runtime shared by every kind, and the reconcilers.
+//!
+//! DESIGN.md sections 1 and 5: a reconcile is fetch -> validate -> render (pure) -> apply/prune -> status. This
+//! module holds the thin API layer around the pure middle:
+//! - [`error`]: the one [`Error`] enum with `metric_label()`;
+//! - [`context`]: [`Context`] (client, Event recorder, metrics, health, flags, discovery, backoff);
+//! - [`apply`]: server-side apply of children (field manager `model-fleet-operator`, force, `fieldValidation=Strict`),
+//!   replica hand-over, pruning by owner UID;
+//! - [`diff`]: the pure zero-writes checks; [`status`]: the status writer; [`conditions`]: the condition table;
+//! - [`discovery`]: KEDA / Gateway API CRD presence (`DependencyMissing`);
+//! - [`backoff`]: per-object error backoff; [`events`]: Events; [`failpoint`]: crash injection for tests;
+//! - [`leader`] and [`runtime`]: Lease-based leader election and running controllers only while leading.
+
+pub mod apply;
+pub mod backoff;
+pub mod conditions;
+pub mod context;
+pub mod diff;
+pub mod discovery;
+pub mod error;
+pub mod events;
+pub mod failpoint;
+pub mod leader;
+pub mod runtime;
+pub mod status;
+
+pub use context::{Context, GatewayRef, OperatorConfig};
+pub use error::{Error, Result};

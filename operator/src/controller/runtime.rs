@@ -1,0 +1,189 @@
+//! The process's control loop: controllers run only while this process holds the Lease.
+//!
+//! ```text
+//! standby --(Lease acquired)--> leading: start every controller
+//! leading --(Lease lost)------> standby: stop them (watches and queues dropped)
+//! any     --(SIGTERM/SIGINT)--> stop controllers gracefully, release the Lease, return
+//! ```
+//! Each controller is a [`ControllerSpec`]: a name and a function that runs it until its stop signal fires.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::context::Context;
+use super::leader::{LeaseSettings, lease_manager};
+
+/// Fires when a controller must stop (Lease lost or process shutting down). Cloneable; `Send + Sync`.
+#[derive(Clone, Debug)]
+pub struct StopSignal(watch::Receiver<bool>);
+
+impl StopSignal {
+    /// A signal and the sender that fires it (send `true`).
+    pub fn new() -> (watch::Sender<bool>, StopSignal) {
+        let (tx, rx) = watch::channel(false);
+        (tx, StopSignal(rx))
+    }
+
+    /// Completes once the stop is requested (or its sender is gone).
+    pub fn stopped(self) -> impl Future<Output = ()> + Send + Sync + 'static {
+        let mut rx = self.0;
+        async move {
+            let _ = rx.wait_for(|stop| *stop).await;
+        }
+    }
+}
+
+/// Function running one controller until its [`StopSignal`] fires; it must mark its caches synced in
+/// `ctx.health` (see [`mark_synced_when_ready`]).
+pub type RunController =
+    Box<dyn Fn(Arc<Context>, StopSignal) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// One controller the runtime starts while leading.
+pub struct ControllerSpec {
+    /// Kind it reconciles, for logs.
+    pub kind: &'static str,
+    /// Runs it.
+    pub run: RunController,
+}
+
+/// Marks one controller as synced in `ctx.health` once `store` has finished its initial list (readiness).
+pub fn mark_synced_when_ready<K>(
+    ctx: &Arc<Context>,
+    store: kube::runtime::reflector::Store<K>,
+    kind: &'static str,
+) where
+    K: kube::Resource + Clone + Send + Sync + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
+{
+    let health = ctx.health.clone();
+    tokio::spawn(async move {
+        if store.wait_until_ready().await.is_ok() {
+            tracing::info!(%kind, "controller caches synced");
+            health.controller_synced();
+        }
+    });
+}
+
+/// How long controllers get to finish in-flight reconciles after a stop (seconds: 10).
+pub const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs `controllers` while this process holds the Lease described by `lease`, until `shutdown` completes.
+/// On shutdown the controllers stop and the Lease is released.
+///
+/// # Errors
+/// When the Lease cannot be created or read at start, or the Lease loop dies (the process should exit and be
+/// restarted).
+pub async fn run(
+    ctx: Arc<Context>,
+    lease: LeaseSettings,
+    controllers: Vec<ControllerSpec>,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let manager = lease_manager(ctx.client.clone(), &lease).await?;
+    ctx.health.set_leading(false);
+    tracing::info!(lease = %lease.name, namespace = %lease.namespace, identity = %lease.identity, "waiting for the lease");
+    let (mut leading, lease_task) = manager.watch().await;
+    tokio::pin!(shutdown);
+    let controllers = Arc::new(controllers);
+
+    let result = loop {
+        // Standby: wait for the Lease or the shutdown.
+        tokio::select! {
+            () = &mut shutdown => break Ok(()),
+            acquired = leading.wait_for(|l| *l) => {
+                if acquired.is_err() {
+                    ctx.health.set_lease_failed();
+                    break Err(anyhow::anyhow!("the lease loop stopped"));
+                }
+            }
+        }
+        ctx.health.set_leading(true);
+        tracing::info!(identity = %lease.identity, "acquired the lease: starting controllers");
+        let (stop, running) = start(&ctx, &controllers);
+
+        // Leading: until the Lease is lost or the shutdown.
+        let outcome = tokio::select! {
+            () = &mut shutdown => Some(Ok(())),
+            lost = leading.wait_for(|l| !*l) => match lost {
+                Ok(_) => None,
+                Err(_) => {
+                    ctx.health.set_lease_failed();
+                    Some(Err(anyhow::anyhow!("the lease loop stopped")))
+                }
+            },
+        };
+        if outcome.is_none() {
+            tracing::warn!(identity = %lease.identity, "lost the lease: stopping controllers");
+        }
+        stop_controllers(stop, running).await;
+        ctx.health.set_leading(false);
+        ctx.health.controllers_stopped();
+        if let Some(result) = outcome {
+            break result;
+        }
+    };
+
+    ctx.health.set_shutting_down();
+    // Dropping the receiver makes the lease task release the Lease and return.
+    drop(leading);
+    match tokio::time::timeout(STOP_TIMEOUT, lease_task).await {
+        Ok(Ok(Ok(_))) => tracing::info!("released the lease"),
+        Ok(Ok(Err(error))) => tracing::warn!(%error, "could not release the lease"),
+        Ok(Err(error)) => tracing::warn!(%error, "lease task panicked"),
+        Err(_) => tracing::warn!("timed out releasing the lease"),
+    }
+    result
+}
+
+fn start(
+    ctx: &Arc<Context>,
+    controllers: &Arc<Vec<ControllerSpec>>,
+) -> (watch::Sender<bool>, JoinSet<()>) {
+    let (stop, signal) = StopSignal::new();
+    let mut running = JoinSet::new();
+    for spec in controllers.iter() {
+        let future = (spec.run)(ctx.clone(), signal.clone());
+        let kind = spec.kind;
+        running.spawn(async move {
+            future.await;
+            tracing::info!(%kind, "controller stopped");
+        });
+    }
+    (stop, running)
+}
+
+async fn stop_controllers(stop: watch::Sender<bool>, mut running: JoinSet<()>) {
+    let _ = stop.send(true);
+    let drained = tokio::time::timeout(STOP_TIMEOUT, async {
+        while running.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!("controllers did not stop in time: aborting them");
+        running.abort_all();
+        while running.join_next().await.is_some() {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn stop_signal_fires_on_send_and_on_drop() {
+        let (tx, signal) = StopSignal::new();
+        let waiting = tokio::spawn(signal.clone().stopped());
+        tx.send(true).unwrap();
+        waiting.await.unwrap();
+        let (tx, signal) = StopSignal::new();
+        drop(tx);
+        tokio::time::timeout(Duration::from_secs(1), signal.stopped())
+            .await
+            .unwrap();
+    }
+}

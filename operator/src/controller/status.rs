@@ -1,0 +1,74 @@
+//! The status writer: one server-side apply through the status subresource, and none when nothing changed.
+//!
+//! DESIGN.md section 5: status via the status subresource with `observedGeneration`; a reconcile of an unchanged
+//! object performs zero writes. The caller passes the desired status (with conditions already merged by
+//! [`conditions::merge`](super::conditions::merge), which keeps `lastTransitionTime`s); the writer compares it with
+//! the current status ignoring timestamps ([`diff::status_differs`](super::diff::status_differs)) and writes only a
+//! difference.
+
+use kube::api::{Api, Patch, PatchParams};
+use kube::core::Resource;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::apply::FIELD_MANAGER;
+use super::diff::status_differs;
+use super::error::{Error, Result};
+
+/// Whether [`write_status`] sent a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusWrite {
+    /// The current status already matched: no request.
+    Unchanged,
+    /// The status subresource was patched.
+    Written,
+}
+
+/// Writes `desired` as the status of the object `name` in `api` unless `current` (the object's status as last read,
+/// `None` when it has none) already matches it.
+///
+/// The write is a forced server-side apply of `{apiVersion, kind, status}` on the status subresource with field
+/// manager [`FIELD_MANAGER`], so fields the operator stops setting are removed.
+///
+/// # Errors
+/// [`Error::Serialization`] for an unserializable status, [`Error::Kube`] for the request.
+pub async fn write_status<K, S>(
+    api: &Api<K>,
+    name: &str,
+    current: Option<&S>,
+    desired: &S,
+) -> Result<StatusWrite>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+    S: Serialize,
+{
+    let to_json = |status: &S| {
+        serde_json::to_value(status).map_err(|source| Error::Serialization {
+            what: format!("{} {name} status", K::kind(&())),
+            source,
+        })
+    };
+    let desired = to_json(desired)?;
+    let current = current.map(to_json).transpose()?;
+    if !status_differs(current.as_ref(), &desired) {
+        return Ok(StatusWrite::Unchanged);
+    }
+    let body = status_patch::<K>(desired);
+    api.patch_status(
+        name,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(&body),
+    )
+    .await?;
+    Ok(StatusWrite::Written)
+}
+
+/// The apply body for a status: `{apiVersion, kind, status}`.
+pub fn status_patch<K: Resource<DynamicType = ()>>(status: Value) -> Value {
+    serde_json::json!({
+        "apiVersion": K::api_version(&()),
+        "kind": K::kind(&()),
+        "status": status,
+    })
+}
