@@ -1,1 +1,17 @@
-//! Helpers for end-to-end tests against the local control plane.
+//! Helpers for end-to-end tests against the local control plane (etcd, kube-apiserver,
+//! kube-controller-manager, kube-scheduler and kwok-simulated nodes; see `cluster/`).
+//!
+//! A test binary connects once per process with [`Cluster::connect`], which reuses the instance
+//! named by `MODEL_FLEET_INSTANCE` (set by `make test`) or starts the `test` instance itself, then
+//! gets a fresh [`kube::Client`] per test (a client belongs to the Tokio runtime that built it, and
+//! every `#[tokio::test]` has its own), a unique namespace per test ([`TestNamespace`], deleted on
+//! drop), and an audit-log cursor ([`audit::AuditMark`]) to count the write requests of one user.
+
+pub mod audit;
+pub mod cluster;
+pub mod namespace;
+pub mod wait;
+
+pub use cluster::Cluster;
+pub use namespace::TestNamespace;
+pub use wait::wait_for;

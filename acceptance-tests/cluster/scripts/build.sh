@@ -27,6 +27,9 @@ build_component() {
   local start=$SECONDS
   (cd "$CLUSTER_DIR/gomod/$name" && CGO_ENABLED=0 /usr/bin/time -f '%M' -o "$tmp/.maxrss" \
     go build -trimpath -ldflags "-s -w $ldflags" -o "$tmp/" "$@")
+  # Go names a binary after its package path's last element that is not a major version: etcd's
+  # main package go.etcd.io/etcd/server/v3 becomes `server`.
+  [ "$name" = etcd ] && mv "$tmp/server" "$tmp/etcd"
   local secs=$((SECONDS - start)) rss_kib; rss_kib=$(tail -n1 "$tmp/.maxrss")
   printf 'seconds=%s\npeak_rss_mib=%s\n' "$secs" "$((rss_kib / 1024))" >"$tmp/.build-stats"
   touch "$tmp/.complete"
@@ -44,4 +47,11 @@ build_component kwok "$KWOK_VERSION" "-X sigs.k8s.io/kwok/pkg/consts.Version=${K
 build_component kubernetes "$KUBERNETES_VERSION" "$k8s_ldflags" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+# The Terraform CLI: an installed terraform (or $TF_BIN) wins; otherwise build OpenTofu.
+if tf=$(terraform_bin) && [ "$tf" != "$(opentofu_bin_dir)/tofu" ]; then
+  log "terraform CLI: $tf"
+else
+  build_component opentofu "$OPENTOFU_VERSION" "" github.com/opentofu/opentofu/cmd/tofu
+  log "terraform CLI: $(opentofu_bin_dir)/tofu (OpenTofu; no terraform on PATH)"
+fi
 log "control plane binaries ready in $((SECONDS - total))s"

@@ -26,3 +26,13 @@ component_bin_dir() {
 kubernetes_bin_dir() { component_bin_dir kubernetes "$KUBERNETES_VERSION"; }
 etcd_bin_dir() { component_bin_dir etcd "$ETCD_VERSION"; }
 kwok_bin_dir() { component_bin_dir kwok "$KWOK_VERSION"; }
+opentofu_bin_dir() { component_bin_dir opentofu "$OPENTOFU_VERSION"; }
+
+# terraform_bin: the Terraform-compatible CLI every script and test uses, in this order: $TF_BIN;
+# `terraform` on PATH; OpenTofu built by `make bootstrap`. Prints nothing and fails when none exists.
+terraform_bin() {
+  if [ -n "${TF_BIN:-}" ]; then command -v "$TF_BIN" && return; return 1; fi
+  command -v terraform && return
+  local tofu; tofu="$(opentofu_bin_dir)/tofu"
+  [ -x "$tofu" ] && echo "$tofu"
+}

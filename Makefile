@@ -1,0 +1,42 @@
+# Model Fleet: the front door. `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+CLUSTER := acceptance-tests/cluster/scripts
+export GOTOOLCHAIN := local
+# Build caches live outside the clone so fresh clones and CI reuse them.
+export MODEL_FLEET_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/model-fleet
+export CARGO_TARGET_DIR ?= $(MODEL_FLEET_CACHE)/target
+# Control plane instance used by cluster-* targets (make test uses its own, `test`).
+INSTANCE ?= dev
+TEST_INSTANCE ?= test
+
+.PHONY: help bootstrap cluster-up cluster-down cluster-status test test-unit lint fmt
+
+help: ## List the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+bootstrap: ## Build/fetch everything a fresh machine needs (idempotent; first run 10-20 min)
+	@$(CLUSTER)/bootstrap.sh
+
+cluster-up: ## Start control plane INSTANCE (default dev) with simulated nodes; prints its kubeconfig
+	@$(CLUSTER)/cluster.sh up $(INSTANCE)
+
+cluster-down: ## Stop control plane INSTANCE and remove its data
+	@$(CLUSTER)/cluster.sh down $(INSTANCE)
+
+cluster-status: ## Show the components of control plane INSTANCE
+	@$(CLUSTER)/cluster.sh status $(INSTANCE)
+
+test: ## Unit and control-plane tests (starts and stops its own instance, never the demo's)
+	@$(CLUSTER)/test.sh $(TEST_INSTANCE)
+
+test-unit: ## Unit tests only (no control plane)
+	cargo test --workspace --lib --bins
+
+lint: ## rustfmt check and clippy with warnings denied
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+
+fmt: ## Format the Rust code
+	cargo fmt --all

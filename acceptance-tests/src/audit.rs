@@ -1,0 +1,119 @@
+//! Counting write requests in the control plane's audit log.
+//!
+//! The API server writes one JSON line per write request (policy in
+//! `cluster/manifests/audit-policy.yaml`: verbs create, update, patch, delete, deletecollection at
+//! Metadata level, stage ResponseComplete). Tests take a [`AuditMark`] before acting and count
+//! what a user wrote after it.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde::Deserialize;
+
+/// An instance's audit log file.
+#[derive(Debug, Clone)]
+pub struct AuditLog {
+    path: PathBuf,
+}
+
+/// A position in the audit log: entries after it are the ones a test caused.
+#[derive(Debug, Clone)]
+pub struct AuditMark {
+    path: PathBuf,
+    offset: u64,
+}
+
+/// One audited request (the fields tests look at).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEvent {
+    /// API verb: `create`, `update`, `patch`, `delete`, `deletecollection`.
+    pub verb: String,
+    /// Request path, e.g. `/api/v1/namespaces/x/configmaps`.
+    pub request_u_r_i: String,
+    /// Authenticated user.
+    pub user: AuditUser,
+    /// Impersonated user, when the request impersonated one.
+    #[serde(default)]
+    pub impersonated_user: Option<AuditUser>,
+    /// The object acted on.
+    #[serde(default)]
+    pub object_ref: Option<serde_json::Value>,
+    /// Response status (code), when recorded.
+    #[serde(default)]
+    pub response_status: Option<serde_json::Value>,
+    /// `ResponseComplete`, `Panic`, ...
+    pub stage: String,
+}
+
+/// The user of an audited request.
+#[derive(Debug, Clone, Deserialize)]
+pub struct AuditUser {
+    /// User name, e.g. `model-fleet-operator` or `system:serviceaccount:ns:name`.
+    #[serde(default)]
+    pub username: String,
+}
+
+impl AuditLog {
+    pub(crate) fn new(path: PathBuf) -> Self {
+        Self { path }
+    }
+
+    /// Marks the current end of the log.
+    pub fn mark(&self) -> anyhow::Result<AuditMark> {
+        settle(&self.path)?;
+        let offset = std::fs::metadata(&self.path)
+            .with_context(|| format!("reading {}", self.path.display()))?
+            .len();
+        Ok(AuditMark {
+            path: self.path.clone(),
+            offset,
+        })
+    }
+}
+
+impl AuditMark {
+    /// Write requests made by `user` (the effective user: the impersonated one if any) since the
+    /// mark. Waits until the log stops growing first, because the API server may append an entry
+    /// just after it answered the request.
+    pub fn writes_by(&self, user: &str) -> anyhow::Result<Vec<AuditEvent>> {
+        settle(&self.path)?;
+        let mut file = std::fs::File::open(&self.path)?;
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut text = String::new();
+        file.read_to_string(&mut text)?;
+        let mut events = Vec::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let event: AuditEvent =
+                serde_json::from_str(line).with_context(|| format!("parsing audit line {line}"))?;
+            let effective = event
+                .impersonated_user
+                .as_ref()
+                .map_or(event.user.username.as_str(), |u| u.username.as_str());
+            if effective == user && event.stage == "ResponseComplete" {
+                events.push(event);
+            }
+        }
+        Ok(events)
+    }
+}
+
+/// Waits (at most 5 s) until the file's size has not changed for 500 ms.
+fn settle(path: &PathBuf) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut size = std::fs::metadata(path)?.len();
+    let mut stable_since = Instant::now();
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = std::fs::metadata(path)?.len();
+        if now != size {
+            size = now;
+            stable_since = Instant::now();
+        } else if stable_since.elapsed() >= Duration::from_millis(500) {
+            break;
+        }
+    }
+    Ok(())
+}
