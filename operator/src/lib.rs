@@ -4,3 +4,7 @@
 //! The module layout follows DESIGN.md section 2; the modules arrive with their issues.
 pub mod controller;
 pub mod telemetry;
+pub mod api;
+pub mod capacity;
+pub mod names;
+pub mod render;

@@ -1,10 +1,39 @@
-//! The `render` subcommand.
+//! The `render` subcommand: reads a multi-document YAML file of Model Fleet manifests and prints
+//! the Kubernetes children each would produce, with no cluster. Datasets in the same file are
+//! used to resolve TrainingRun references. Invalid manifests are reported with field paths the
+//! way the API server reports them (schema checks; CEL rules are checked by the API server).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use model_fleet_operator::render::{RenderConfig, render_manifests};
 
 /// Arguments of `model-fleet-operator render`.
 #[derive(clap::Args, Debug)]
-pub struct RenderArgs {}
+pub struct RenderArgs {
+    /// Multi-document YAML file with InferenceService, TrainingRun and Dataset manifests (`-` for
+    /// stdin).
+    #[arg(short = 'f', long = "filename")]
+    file: PathBuf,
+    /// Gateway (`NAMESPACE/NAME`) for routes without `gateway.parentRef`, like the operator's flag.
+    #[arg(long, env = "MODEL_FLEET_DEFAULT_GATEWAY", default_value = "model-fleet-system/model-fleet")]
+    default_gateway: String,
+    /// Namespace for manifests without `metadata.namespace`.
+    #[arg(short = 'n', long, default_value = "default")]
+    namespace: String,
+}
 
 /// Entry point of `model-fleet-operator render`.
-pub fn main(_args: RenderArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`render` is not implemented yet")
+pub fn main(args: RenderArgs) -> anyhow::Result<()> {
+    let text = if args.file.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin()).context("reading stdin")?
+    } else {
+        std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?
+    };
+    let config = RenderConfig {
+        default_gateway: Some(args.default_gateway.parse().map_err(|e: String| anyhow::anyhow!("--default-gateway: {e}"))?),
+    };
+    let out = render_manifests(&text, &args.namespace, &config).map_err(|e| anyhow::anyhow!("{e}"))?;
+    print!("{out}");
+    Ok(())
 }

@@ -1,0 +1,49 @@
+//! Builders for the CEL rules (`x-kubernetes-validations`) shared by the three kinds.
+//!
+//! Every message names the field and the fix, because the API server shows it verbatim next to
+//! the field path (DESIGN.md section 3: "bad input is refused by the API server with the field's
+//! path").
+
+use kube::core::{Message, Rule};
+
+/// Rule: exactly one of `fields` (JSON names) is set. `what` names the object in the message,
+/// e.g. `volumes[]`.
+pub fn exactly_one(fields: &[&str], what: &str) -> Rule {
+    let count = count_expr(fields);
+    Rule::new(format!("{count} == 1")).message(Message::Message(format!(
+        "{what}: set exactly one of {}",
+        fields.join(", ")
+    )))
+}
+
+/// Rule: at most one of `fields` (JSON names) is set.
+pub fn at_most_one(fields: &[&str], what: &str) -> Rule {
+    let count = count_expr(fields);
+    Rule::new(format!("{count} <= 1")).message(Message::Message(format!(
+        "{what}: set at most one of {}",
+        fields.join(", ")
+    )))
+}
+
+fn count_expr(fields: &[&str]) -> String {
+    fields
+        .iter()
+        .map(|f| format!("(has(self.{f}) ? 1 : 0)"))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// Transition rule on a spec: `field` may be neither added, removed nor changed after creation.
+///
+/// A rule on the property itself would only run when both the old and the new object have it, so
+/// adding or removing an optional field would slip through (case O-09); this rule sits on the
+/// parent (`spec`) and compares presence first. `kind` and `fix` complete the message.
+pub fn immutable(field: &str, kind: &str, fix: &str) -> Rule {
+    Rule::new(format!(
+        "has(self.{field}) == has(oldSelf.{field}) && (!has(self.{field}) || self.{field} == oldSelf.{field})"
+    ))
+    .message(Message::Message(format!(
+        "spec.{field} is immutable in a {kind} (it cannot be added, removed or changed): {fix}"
+    )))
+    .field_path(format!(".{field}"))
+}
