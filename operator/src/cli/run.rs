@@ -12,6 +12,7 @@ use anyhow::Context as _;
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
+use model_fleet_operator::controller::inference;
 use model_fleet_operator::controller::leader::{
     DEFAULT_LEASE_DURATION_SECONDS, DEFAULT_LEASE_GRACE_SECONDS, LeaseSettings, default_identity,
 };
@@ -55,6 +56,10 @@ pub struct RunArgs {
     /// Address of the /metrics, /healthz and /readyz server (port 0 picks a free port; the bound address is logged).
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8080")]
     pub metrics_bind_address: SocketAddr,
+
+    /// Seconds after which a settled object is reconciled again without a change (tests use a few seconds).
+    #[arg(long, value_name = "SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub resync_seconds: u64,
 
     /// Log format (filter with RUST_LOG, default `info`).
     #[arg(long, value_enum, default_value_t = LogFormat::Json)]
@@ -105,6 +110,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         default_gateway: args.default_gateway.clone(),
         watch_namespace: args.watch_namespace.clone(),
         identity,
+        resync: std::time::Duration::from_secs(args.resync_seconds),
     };
     let controllers = controllers();
     let metrics = Metrics::new();
@@ -151,7 +157,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
 
 /// The controllers this binary runs while leading.
 fn controllers() -> Vec<ControllerSpec> {
-    Vec::new()
+    vec![inference::controller()]
 }
 
 async fn client(args: &RunArgs) -> anyhow::Result<Client> {
@@ -227,6 +233,7 @@ mod tests {
         assert_eq!(args.default_gateway, None);
         assert_eq!(args.metrics_bind_address, "0.0.0.0:8080".parse().unwrap());
         assert_eq!(args.log_format, LogFormat::Json);
+        assert_eq!(args.resync_seconds, 300);
         let lease = args.lease_settings("operators", "me".into());
         assert_eq!(lease.namespace, "operators");
         assert_eq!((lease.duration_seconds, lease.grace_seconds), (15, 5));

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use kube::core::{NamespaceResourceScope, Resource};
 use kube::runtime::controller::Action;
@@ -61,8 +62,11 @@ impl fmt::Display for GatewayRef {
     }
 }
 
+/// Default period (seconds: 300) after which a settled object is reconciled again even without a change.
+pub const DEFAULT_RESYNC: Duration = Duration::from_secs(300);
+
 /// Operator-wide settings from the `run` flags.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OperatorConfig {
     /// `--default-gateway`: the Gateway an HTTPRoute attaches to when the spec names none (DESIGN.md section 3).
     pub default_gateway: Option<GatewayRef>,
@@ -70,6 +74,19 @@ pub struct OperatorConfig {
     pub watch_namespace: Option<String>,
     /// This process's identity (Lease holder, Event reporting instance).
     pub identity: String,
+    /// `--resync-seconds`: requeue period of settled objects ([`DEFAULT_RESYNC`]).
+    pub resync: Duration,
+}
+
+impl Default for OperatorConfig {
+    fn default() -> Self {
+        Self {
+            default_gateway: None,
+            watch_namespace: None,
+            identity: String::new(),
+            resync: DEFAULT_RESYNC,
+        }
+    }
 }
 
 /// Everything a reconcile needs besides the object; shared as `Arc<Context>`.

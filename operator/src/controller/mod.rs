@@ -9,7 +9,8 @@
 //! - [`diff`]: the pure zero-writes checks; [`status`]: the status writer; [`conditions`]: the condition table;
 //! - [`discovery`]: KEDA / Gateway API CRD presence (`DependencyMissing`);
 //! - [`backoff`]: per-object error backoff; [`events`]: Events; [`failpoint`]: crash injection for tests;
-//! - [`leader`] and [`runtime`]: Lease-based leader election and running controllers only while leading.
+//! - [`leader`] and [`runtime`]: Lease-based leader election and running controllers only while leading;
+//! - [`inference`]: the InferenceService controller.
 
 pub mod apply;
 pub mod backoff;
@@ -20,6 +21,7 @@ pub mod discovery;
 pub mod error;
 pub mod events;
 pub mod failpoint;
+pub mod inference;
 pub mod leader;
 pub mod runtime;
 pub mod status;
