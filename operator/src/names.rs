@@ -37,7 +37,9 @@ impl NameRule {
         let last = bytes[bytes.len() - 1];
         match self {
             NameRule::Dns1123Label | NameRule::Dns1035Label => {
-                let body_ok = bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-');
+                let body_ok = bytes
+                    .iter()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-');
                 let first_ok = if self == NameRule::Dns1035Label {
                     first.is_ascii_lowercase()
                 } else {
@@ -46,7 +48,9 @@ impl NameRule {
                 body_ok && first_ok && last.is_ascii_alphanumeric()
             }
             NameRule::LabelValue => {
-                bytes.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+                bytes
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
                     && first.is_ascii_alphanumeric()
                     && last.is_ascii_alphanumeric()
             }
@@ -57,7 +61,11 @@ impl NameRule {
 /// First `HASH_LEN` hex characters of SHA-256 of `input`: stable across runs and versions.
 pub fn stable_hash(input: &str) -> String {
     let digest = Sha256::digest(input.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect::<String>()[..HASH_LEN].to_string()
+    digest
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()[..HASH_LEN]
+        .to_string()
 }
 
 /// `name` when valid under `rule`, else a valid name: the sanitized prefix (lower-cased, other
@@ -84,7 +92,11 @@ pub fn child_name(name: &str, rule: NameRule) -> String {
     let prefix = prefix.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
     let hash = stable_hash(name);
     if prefix.is_empty() {
-        if rule == NameRule::Dns1035Label { format!("x{hash}") } else { hash }
+        if rule == NameRule::Dns1035Label {
+            format!("x{hash}")
+        } else {
+            hash
+        }
     } else {
         format!("{prefix}-{hash}")
     }
@@ -111,14 +123,21 @@ mod tests {
     fn long_names_are_distinct_valid_and_stable() {
         let a = "a".repeat(70);
         let b = format!("{}{}", "a".repeat(63), "b".repeat(17));
-        for rule in [NameRule::Dns1123Label, NameRule::Dns1035Label, NameRule::LabelValue] {
+        for rule in [
+            NameRule::Dns1123Label,
+            NameRule::Dns1035Label,
+            NameRule::LabelValue,
+        ] {
             let (na, nb) = (child_name(&a, rule), child_name(&b, rule));
             assert_ne!(na, nb);
             assert!(rule.is_valid(&na) && rule.is_valid(&nb), "{na} / {nb}");
             assert_eq!(na, child_name(&a, rule));
             assert_eq!(na.len(), MAX_LEN);
         }
-        assert_eq!(child_name(&a, NameRule::Dns1123Label), format!("{}-{}", "a".repeat(52), stable_hash(&a)));
+        assert_eq!(
+            child_name(&a, NameRule::Dns1123Label),
+            format!("{}-{}", "a".repeat(52), stable_hash(&a))
+        );
     }
 
     #[test]

@@ -2,15 +2,26 @@
 //! monotonicity.
 
 use model_fleet_operator::api::{Fit, FitModule, Gpu, Placement};
-use model_fleet_operator::capacity::{self, BudgetInput, CLASSES, CapacityError, Exact, ModuleInput};
+use model_fleet_operator::capacity::{
+    self, BudgetInput, CLASSES, CapacityError, Exact, ModuleInput,
+};
 use proptest::prelude::*;
 
 fn module(gib: Exact, placement: Placement) -> ModuleInput {
-    ModuleInput { name: "m".into(), gib, placement }
+    ModuleInput {
+        name: "m".into(),
+        gib,
+        placement,
+    }
 }
 
 fn input(modules: Vec<ModuleInput>, shards: u32, runtime: i128, margin: u32) -> BudgetInput {
-    BudgetInput { modules, shards, runtime_gib: Exact::int(runtime), margin_percent: margin }
+    BudgetInput {
+        modules,
+        shards,
+        runtime_gib: Exact::int(runtime),
+        margin_percent: margin,
+    }
 }
 
 fn gpu(yaml: &str) -> Gpu {
@@ -20,26 +31,47 @@ fn gpu(yaml: &str) -> Gpu {
 // Case O-10: runtime memory is per device, never divided by shards.
 #[test]
 fn o10_runtime_is_per_device() {
-    let g = gpu("count: 4\nfit:\n  modules:\n  - {name: llama, weightsGiB: 130, kvCacheGiB: 38, placement: sharded}\n  runtimeGiB: 4\n  marginPercent: 10\n");
+    let g = gpu(
+        "count: 4\nfit:\n  modules:\n  - {name: llama, weightsGiB: 130, kvCacheGiB: 38, placement: sharded}\n  runtimeGiB: 4\n  marginPercent: 10\n",
+    );
     let b = capacity::plan(&g).unwrap().unwrap();
-    assert_eq!(b.per_gpu_gib, Exact::new(506, 10), "(32.5 + 9.5 + 4) x 1.1 = 50.6 GiB exactly");
-    assert_ne!(b.per_gpu_gib, Exact::new(473, 10), "the wrong formula (runtime / shards) gives 47.3");
+    assert_eq!(
+        b.per_gpu_gib,
+        Exact::new(506, 10),
+        "(32.5 + 9.5 + 4) x 1.1 = 50.6 GiB exactly"
+    );
+    assert_ne!(
+        b.per_gpu_gib,
+        Exact::new(473, 10),
+        "the wrong formula (runtime / shards) gives 47.3"
+    );
     assert_eq!(b.per_gpu_gib.to_string(), "50.6");
     assert_eq!(b.per_gpu_memory_gib(), 51);
     assert_eq!(b.class().name, "80gi");
-    assert_eq!(b.fitting.iter().map(|c| c.name).collect::<Vec<_>>(), ["80gi", "141gi", "180gi"]);
+    assert_eq!(
+        b.fitting.iter().map(|c| c.name).collect::<Vec<_>>(),
+        ["80gi", "141gi", "180gi"]
+    );
 }
 
 #[test]
 fn runtime_is_added_with_one_shard() {
-    let b = capacity::budget(input(vec![module(Exact::int(10), Placement::Sharded)], 1, 4, 0)).unwrap();
+    let b = capacity::budget(input(
+        vec![module(Exact::int(10), Placement::Sharded)],
+        1,
+        4,
+        0,
+    ))
+    .unwrap();
     assert_eq!(b.per_gpu_gib, Exact::int(14));
 }
 
 // DESIGN.md section 4 worked example (examples/inference-multi-gpu-fit.yaml).
 #[test]
 fn worked_example_is_54_gib_class_80gi() {
-    let g = gpu("count: 2\nfit:\n  modules:\n  - {name: m, weightsGiB: 70, kvCacheGiB: 20, placement: sharded}\n  shards: 2\n  runtimeGiB: 4\n  marginPercent: 10\n");
+    let g = gpu(
+        "count: 2\nfit:\n  modules:\n  - {name: m, weightsGiB: 70, kvCacheGiB: 20, placement: sharded}\n  shards: 2\n  runtimeGiB: 4\n  marginPercent: 10\n",
+    );
     let b = capacity::plan(&g).unwrap().unwrap();
     assert_eq!(b.per_gpu_gib, Exact::new(539, 10));
     assert_eq!(b.per_gpu_memory_gib(), 54);
@@ -49,13 +81,21 @@ fn worked_example_is_54_gib_class_80gi() {
 #[test]
 fn defaults_are_shards_gpu_count_runtime_2_margin_10() {
     let fit = Fit {
-        modules: vec![FitModule { name: "m".into(), weights_gib: 20.into(), kv_cache_gib: None, placement: Placement::Sharded }],
+        modules: vec![FitModule {
+            name: "m".into(),
+            weights_gib: 20.into(),
+            kv_cache_gib: None,
+            placement: Placement::Sharded,
+        }],
         shards: None,
         runtime_gib: None,
         margin_percent: None,
     };
     let i = capacity::input_from_fit(&fit, 2).unwrap();
-    assert_eq!((i.shards, i.runtime_gib, i.margin_percent), (2, Exact::int(2), 10));
+    assert_eq!(
+        (i.shards, i.runtime_gib, i.margin_percent),
+        (2, Exact::int(2), 10)
+    );
     // (20 / 2 + 2) x 1.1 = 13.2
     assert_eq!(capacity::per_gpu_gib(&i), Exact::new(132, 10));
 }
@@ -63,7 +103,10 @@ fn defaults_are_shards_gpu_count_runtime_2_margin_10() {
 #[test]
 fn replicated_modules_are_not_divided() {
     let b = capacity::budget(input(
-        vec![module(Exact::int(40), Placement::Sharded), module(Exact::int(3), Placement::Replicated)],
+        vec![
+            module(Exact::int(40), Placement::Sharded),
+            module(Exact::int(3), Placement::Replicated),
+        ],
         4,
         2,
         0,
@@ -74,14 +117,42 @@ fn replicated_modules_are_not_divided() {
 
 #[test]
 fn too_big_says_how_many_shards_fit() {
-    let err = capacity::budget(input(vec![module(Exact::int(400), Placement::Sharded)], 2, 2, 10)).unwrap_err();
+    let err = capacity::budget(input(
+        vec![module(Exact::int(400), Placement::Sharded)],
+        2,
+        2,
+        10,
+    ))
+    .unwrap_err();
     // 400/2 + 2 = 202 x 1.1 = 222.2 > 179.06 GiB usable; with 3 shards (133.3 + 2) x 1.1 = 148.9 fits.
-    assert_eq!(err, CapacityError::TooBig { per_gpu_gib_ceil: 223, shards: 2, min_shards: Some(3) });
+    assert_eq!(
+        err,
+        CapacityError::TooBig {
+            per_gpu_gib_ceil: 223,
+            shards: 2,
+            min_shards: Some(3)
+        }
+    );
     let text = err.to_string();
-    assert!(text.contains("at least 3 GPUs") && text.contains("223 GiB") && text.contains("180gi"), "{text}");
+    assert!(
+        text.contains("at least 3 GPUs") && text.contains("223 GiB") && text.contains("180gi"),
+        "{text}"
+    );
 
-    let hopeless = capacity::budget(input(vec![module(Exact::int(200), Placement::Replicated)], 2, 2, 10)).unwrap_err();
-    assert!(matches!(hopeless, CapacityError::TooBig { min_shards: None, .. }));
+    let hopeless = capacity::budget(input(
+        vec![module(Exact::int(200), Placement::Replicated)],
+        2,
+        2,
+        10,
+    ))
+    .unwrap_err();
+    assert!(matches!(
+        hopeless,
+        CapacityError::TooBig {
+            min_shards: None,
+            ..
+        }
+    ));
     assert!(hopeless.to_string().contains("no number of shards fits"));
 }
 
@@ -91,10 +162,20 @@ fn class_boundaries_are_exact() {
     for (i, class) in CLASSES.iter().enumerate() {
         let at = Exact::new(i128::from(class.usable_mib), 1024);
         let b = capacity::budget(input(vec![module(at, Placement::Sharded)], 1, 0, 0)).unwrap();
-        assert_eq!(b.class().name, class.name, "budget == usable fits {}", class.name);
+        assert_eq!(
+            b.class().name,
+            class.name,
+            "budget == usable fits {}",
+            class.name
+        );
         let over = Exact::new(i128::from(class.usable_mib) + 1, 1024);
         match capacity::budget(input(vec![module(over, Placement::Sharded)], 1, 0, 0)) {
-            Ok(b) => assert_eq!(b.class().name, CLASSES[i + 1].name, "+1 MiB moves past {}", class.name),
+            Ok(b) => assert_eq!(
+                b.class().name,
+                CLASSES[i + 1].name,
+                "+1 MiB moves past {}",
+                class.name
+            ),
             Err(_) => assert_eq!(i, CLASSES.len() - 1),
         }
     }
@@ -104,26 +185,51 @@ fn class_boundaries_are_exact() {
 // 16gi = 15360 MiB = 15 GiB; 13.5 + 0.1 + 0.036... is avoided by construction here.
 #[test]
 fn decimal_inputs_are_exact() {
-    let g = gpu("count: 1\nfit:\n  modules:\n  - {name: m, weightsGiB: 13.9, kvCacheGiB: 0.1, placement: sharded}\n  runtimeGiB: 1\n  marginPercent: 0\n");
+    let g = gpu(
+        "count: 1\nfit:\n  modules:\n  - {name: m, weightsGiB: 13.9, kvCacheGiB: 0.1, placement: sharded}\n  runtimeGiB: 1\n  marginPercent: 0\n",
+    );
     let b = capacity::plan(&g).unwrap().unwrap();
     assert_eq!(b.per_gpu_gib, Exact::int(15));
-    assert_eq!(b.class().name, "16gi", "15 GiB == 15360 MiB fits 16gi exactly");
+    assert_eq!(
+        b.class().name,
+        "16gi",
+        "15 GiB == 15360 MiB fits 16gi exactly"
+    );
 }
 
 #[test]
 fn placement_terms() {
-    let g = gpu("count: 2\nproducts: [NVIDIA-H100-80GB-HBM3]\nfit:\n  modules:\n  - {name: m, weightsGiB: 70, kvCacheGiB: 20, placement: sharded}\n  runtimeGiB: 4\n");
+    let g = gpu(
+        "count: 2\nproducts: [NVIDIA-H100-80GB-HBM3]\nfit:\n  modules:\n  - {name: m, weightsGiB: 70, kvCacheGiB: 20, placement: sharded}\n  runtimeGiB: 4\n",
+    );
     let b = capacity::plan(&g).unwrap();
     let p = capacity::placement(&g, b.as_ref());
     let na = p.affinity.unwrap().node_affinity.unwrap();
-    let req = &na.required_during_scheduling_ignored_during_execution.unwrap().node_selector_terms[0];
+    let req = &na
+        .required_during_scheduling_ignored_during_execution
+        .unwrap()
+        .node_selector_terms[0];
     let exprs = req.match_expressions.as_ref().unwrap();
     assert_eq!(exprs[0].key, "modelfleet.io/gpu-class");
-    assert_eq!(exprs[0].values.as_deref().unwrap(), ["80gi", "141gi", "180gi"]);
+    assert_eq!(
+        exprs[0].values.as_deref().unwrap(),
+        ["80gi", "141gi", "180gi"]
+    );
     assert_eq!(exprs[1].key, "nvidia.com/gpu.product");
-    assert_eq!(exprs[1].values.as_deref().unwrap(), ["NVIDIA-H100-80GB-HBM3"]);
-    let pref = &na.preferred_during_scheduling_ignored_during_execution.unwrap()[0];
-    assert_eq!(pref.preference.match_expressions.as_ref().unwrap()[0].values.as_deref().unwrap(), ["80gi"]);
+    assert_eq!(
+        exprs[1].values.as_deref().unwrap(),
+        ["NVIDIA-H100-80GB-HBM3"]
+    );
+    let pref = &na
+        .preferred_during_scheduling_ignored_during_execution
+        .unwrap()[0];
+    assert_eq!(
+        pref.preference.match_expressions.as_ref().unwrap()[0]
+            .values
+            .as_deref()
+            .unwrap(),
+        ["80gi"]
+    );
     assert_eq!(p.limits["nvidia.com/gpu"].0, "2");
     assert_eq!(p.tolerations[0].key.as_deref(), Some("nvidia.com/gpu"));
     assert_eq!(p.tolerations[0].operator.as_deref(), Some("Exists"));
@@ -133,7 +239,14 @@ fn placement_terms() {
 fn arb_modules() -> impl Strategy<Value = Vec<ModuleInput>> {
     prop::collection::vec(
         (0i128..200_000, prop::bool::ANY).prop_map(|(tenths, sharded)| {
-            module(Exact::new(tenths, 10), if sharded { Placement::Sharded } else { Placement::Replicated })
+            module(
+                Exact::new(tenths, 10),
+                if sharded {
+                    Placement::Sharded
+                } else {
+                    Placement::Replicated
+                },
+            )
         }),
         1..5,
     )

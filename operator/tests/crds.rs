@@ -4,7 +4,10 @@
 
 use std::path::PathBuf;
 
-use model_fleet_operator::api::{self, DATASET_IMMUTABLE_FIELDS, DATASET_MUTABLE_FIELDS, TRAINING_IMMUTABLE_FIELDS, TRAINING_MUTABLE_FIELDS};
+use model_fleet_operator::api::{
+    self, DATASET_IMMUTABLE_FIELDS, DATASET_MUTABLE_FIELDS, TRAINING_IMMUTABLE_FIELDS,
+    TRAINING_MUTABLE_FIELDS,
+};
 use serde_json::Value;
 
 fn chart_dir() -> PathBuf {
@@ -42,14 +45,24 @@ fn walk(v: &Value, path: &str, f: &mut dyn FnMut(&str, &serde_json::Map<String, 
 }
 
 fn spec_schema(kind: &str) -> Value {
-    api::validate::schema_of(kind).unwrap().pointer("/properties/spec").unwrap().clone()
+    api::validate::schema_of(kind)
+        .unwrap()
+        .pointer("/properties/spec")
+        .unwrap()
+        .clone()
 }
 
 #[test]
 fn no_defaults_anywhere() {
     for crd in api::crds() {
         let v = serde_json::to_value(&crd).unwrap();
-        walk(&v, "", &mut |p, o| assert!(!o.contains_key("default"), "{} has a default at {p}", crd.spec.names.kind));
+        walk(&v, "", &mut |p, o| {
+            assert!(
+                !o.contains_key("default"),
+                "{} has a default at {p}",
+                crd.spec.names.kind
+            )
+        });
     }
 }
 
@@ -60,10 +73,15 @@ fn every_string_list_and_map_in_specs_is_bounded() {
             let t = o.get("type").and_then(Value::as_str);
             let has = |k: &str| o.contains_key(k);
             match t {
-                Some("string") if !has("enum") => assert!(has("maxLength"), "{kind} {p}: string without maxLength"),
+                Some("string") if !has("enum") => {
+                    assert!(has("maxLength"), "{kind} {p}: string without maxLength")
+                }
                 Some("array") => assert!(has("maxItems"), "{kind} {p}: array without maxItems"),
                 Some("object") if has("additionalProperties") => {
-                    assert!(has("maxProperties"), "{kind} {p}: map without maxProperties")
+                    assert!(
+                        has("maxProperties"),
+                        "{kind} {p}: map without maxProperties"
+                    )
                 }
                 _ => {}
             }
@@ -72,7 +90,12 @@ fn every_string_list_and_map_in_specs_is_bounded() {
 }
 
 fn property_names(kind: &str) -> Vec<String> {
-    spec_schema(kind)["properties"].as_object().unwrap().keys().cloned().collect()
+    spec_schema(kind)["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
 }
 
 fn rules(kind: &str) -> Vec<String> {
@@ -88,18 +111,31 @@ fn rules(kind: &str) -> Vec<String> {
 #[test]
 fn immutability_rules_cover_every_spec_field() {
     for (kind, immutable, mutable) in [
-        ("TrainingRun", TRAINING_IMMUTABLE_FIELDS, TRAINING_MUTABLE_FIELDS),
+        (
+            "TrainingRun",
+            TRAINING_IMMUTABLE_FIELDS,
+            TRAINING_MUTABLE_FIELDS,
+        ),
         ("Dataset", DATASET_IMMUTABLE_FIELDS, DATASET_MUTABLE_FIELDS),
     ] {
-        let mut expected: Vec<String> = property_names(kind).into_iter().filter(|p| !mutable.contains(&p.as_str())).collect();
+        let mut expected: Vec<String> = property_names(kind)
+            .into_iter()
+            .filter(|p| !mutable.contains(&p.as_str()))
+            .collect();
         expected.sort();
         let mut listed: Vec<String> = immutable.iter().map(|s| s.to_string()).collect();
         listed.sort();
-        assert_eq!(expected, listed, "{kind}: immutable field list differs from the spec's properties");
+        assert_eq!(
+            expected, listed,
+            "{kind}: immutable field list differs from the spec's properties"
+        );
         let rules = rules(kind);
         for f in immutable {
             let needle = format!("has(self.{f}) == has(oldSelf.{f})");
-            assert!(rules.iter().any(|r| r.starts_with(&needle)), "{kind}: no immutability rule for spec.{f}");
+            assert!(
+                rules.iter().any(|r| r.starts_with(&needle)),
+                "{kind}: no immutability rule for spec.{f}"
+            );
         }
     }
 }
@@ -107,10 +143,22 @@ fn immutability_rules_cover_every_spec_field() {
 #[test]
 fn kinds_have_short_names_status_and_columns() {
     for (crd, short) in api::crds().iter().zip(["isvc", "trun", "mfds"]) {
-        assert_eq!(crd.spec.names.short_names.as_deref(), Some(&[short.to_string()][..]));
+        assert_eq!(
+            crd.spec.names.short_names.as_deref(),
+            Some(&[short.to_string()][..])
+        );
         assert_eq!(crd.spec.scope, "Namespaced");
         let v = &crd.spec.versions[0];
-        assert!(v.subresources.as_ref().and_then(|s| s.status.as_ref()).is_some());
-        assert!(v.additional_printer_columns.as_ref().is_some_and(|c| c.len() >= 3));
+        assert!(
+            v.subresources
+                .as_ref()
+                .and_then(|s| s.status.as_ref())
+                .is_some()
+        );
+        assert!(
+            v.additional_printer_columns
+                .as_ref()
+                .is_some_and(|c| c.len() >= 3)
+        );
     }
 }

@@ -8,21 +8,27 @@ use k8s_openapi::api::core::v1::PodSpec;
 use model_fleet_operator::api::{Dataset, InferenceService, TrainingRun};
 use model_fleet_operator::names::NameRule;
 use model_fleet_operator::render::{
-    DatasetReason, GatewayRef, RenderConfig, RenderError, render_inference, render_manifests, render_training,
+    DatasetReason, GatewayRef, RenderConfig, RenderError, render_inference, render_manifests,
+    render_training,
 };
 
 fn example(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn config() -> RenderConfig {
-    RenderConfig { default_gateway: Some("model-fleet-system/model-fleet".parse().unwrap()) }
+    RenderConfig {
+        default_gateway: Some("model-fleet-system/model-fleet".parse().unwrap()),
+    }
 }
 
 fn golden(name: &str, files: &[&str]) {
     let text: Vec<String> = files.iter().map(|f| example(f)).collect();
-    let out = render_manifests(&text.join("\n---\n"), "default", &config()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let out = render_manifests(&text.join("\n---\n"), "default", &config())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     insta::assert_snapshot!(name, out);
 }
 
@@ -43,13 +49,20 @@ fn golden_inference_multi_gpu_fit() {
 
 #[test]
 fn golden_training_pytorch() {
-    golden("training-pytorch", &["dataset-corpus.yaml", "training-pytorch.yaml"]);
+    golden(
+        "training-pytorch",
+        &["dataset-corpus.yaml", "training-pytorch.yaml"],
+    );
 }
 
 #[test]
 fn golden_datasets_render_no_children() {
     for f in ["dataset-corpus.yaml", "dataset-remote.yaml"] {
-        assert_eq!(render_manifests(&example(f), "default", &config()).unwrap(), "", "{f}");
+        assert_eq!(
+            render_manifests(&example(f), "default", &config()).unwrap(),
+            "",
+            "{f}"
+        );
     }
 }
 
@@ -80,13 +93,22 @@ fn multi_gpu_fit_status_facts() {
     assert_eq!(r.facts.capacity_class(), Some("80gi"));
     assert_eq!(r.facts.per_gpu_memory_gib(), Some(54));
     let pod = r.children.deployment.spec.unwrap().template.spec.unwrap();
-    let shm = pod.volumes.unwrap().into_iter().find(|v| v.name == "dshm").expect("/dev/shm for count > 1");
+    let shm = pod
+        .volumes
+        .unwrap()
+        .into_iter()
+        .find(|v| v.name == "dshm")
+        .expect("/dev/shm for count > 1");
     assert_eq!(shm.empty_dir.unwrap().medium.as_deref(), Some("Memory"));
 }
 
 #[test]
 fn scaled_object_only_with_triggers_and_then_no_replicas() {
-    let fixed = render_inference(&isvc(&format!("{BASE}  replicas: {{min: 2, max: 5}}\n")), &config()).unwrap();
+    let fixed = render_inference(
+        &isvc(&format!("{BASE}  replicas: {{min: 2, max: 5}}\n")),
+        &config(),
+    )
+    .unwrap();
     assert!(fixed.children.scaled_object.is_none());
     assert_eq!(fixed.children.deployment.spec.unwrap().replicas, Some(2));
 
@@ -95,9 +117,19 @@ fn scaled_object_only_with_triggers_and_then_no_replicas() {
         &config(),
     )
     .unwrap();
-    let so = scaled.children.scaled_object.expect("ScaledObject with triggers");
-    assert_eq!((so.spec.min_replica_count, so.spec.max_replica_count), (1, 5));
-    assert_eq!(scaled.children.deployment.spec.unwrap().replicas, None, "KEDA owns replicas");
+    let so = scaled
+        .children
+        .scaled_object
+        .expect("ScaledObject with triggers");
+    assert_eq!(
+        (so.spec.min_replica_count, so.spec.max_replica_count),
+        (1, 5)
+    );
+    assert_eq!(
+        scaled.children.deployment.spec.unwrap().replicas,
+        None,
+        "KEDA owns replicas"
+    );
     assert!(so.metadata.annotations.is_none());
 }
 
@@ -108,7 +140,13 @@ fn suspended_pauses_keda_or_sets_zero() {
         &config(),
     )
     .unwrap();
-    let ann = paused.children.scaled_object.unwrap().metadata.annotations.unwrap();
+    let ann = paused
+        .children
+        .scaled_object
+        .unwrap()
+        .metadata
+        .annotations
+        .unwrap();
     assert_eq!(ann["autoscaling.keda.sh/paused-replicas"], "0");
     let zero = render_inference(&isvc(&format!("{BASE}  intent: suspended\n")), &config()).unwrap();
     assert_eq!(zero.children.deployment.spec.unwrap().replicas, Some(0));
@@ -116,13 +154,27 @@ fn suspended_pauses_keda_or_sets_zero() {
 
 #[test]
 fn route_uses_default_gateway_and_url() {
-    let r = render_inference(&isvc(&format!("{BASE}  gateway: {{hostnames: [a.example.com], pathPrefix: /v1}}\n")), &config()).unwrap();
+    let r = render_inference(
+        &isvc(&format!(
+            "{BASE}  gateway: {{hostnames: [a.example.com], pathPrefix: /v1}}\n"
+        )),
+        &config(),
+    )
+    .unwrap();
     assert_eq!(r.facts.url.as_deref(), Some("http://a.example.com/v1"));
     let route = r.children.http_route.unwrap();
     assert_eq!(route.spec.parent_refs[0].namespace, "model-fleet-system");
     assert_eq!(route.spec.parent_refs[0].name, "model-fleet");
-    let none = RenderConfig { default_gateway: None };
-    let err = render_inference(&isvc(&format!("{BASE}  gateway: {{hostnames: [a.example.com]}}\n")), &none).unwrap_err();
+    let none = RenderConfig {
+        default_gateway: None,
+    };
+    let err = render_inference(
+        &isvc(&format!(
+            "{BASE}  gateway: {{hostnames: [a.example.com]}}\n"
+        )),
+        &none,
+    )
+    .unwrap_err();
     assert_eq!(err, RenderError::NoGateway);
     let _: GatewayRef = "a/b".parse().unwrap();
     assert!("a".parse::<GatewayRef>().is_err());
@@ -133,16 +185,29 @@ fn owner_reference_labels_and_token_defaults() {
     let r = render_inference(&isvc(BASE), &config()).unwrap();
     let d = r.children.deployment;
     let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
-    assert_eq!((owner.kind.as_str(), owner.uid.as_str()), ("InferenceService", "u-1"));
-    assert_eq!((owner.controller, owner.block_owner_deletion), (Some(true), Some(true)));
+    assert_eq!(
+        (owner.kind.as_str(), owner.uid.as_str()),
+        ("InferenceService", "u-1")
+    );
+    assert_eq!(
+        (owner.controller, owner.block_owner_deletion),
+        (Some(true), Some(true))
+    );
     let labels = d.metadata.labels.unwrap();
-    assert_eq!(labels["app.kubernetes.io/managed-by"], "model-fleet-operator");
+    assert_eq!(
+        labels["app.kubernetes.io/managed-by"],
+        "model-fleet-operator"
+    );
     assert_eq!(labels["modelfleet.io/inference-service"], "m");
     let pod: PodSpec = d.spec.unwrap().template.spec.unwrap();
     assert_eq!(pod.automount_service_account_token, Some(false));
     assert_eq!(pod.service_account_name.as_deref(), Some("default"));
     let main = &pod.containers[0];
-    assert_eq!(main.startup_probe.as_ref().unwrap().failure_threshold, Some(180), "30 minutes for model loading");
+    assert_eq!(
+        main.startup_probe.as_ref().unwrap().failure_threshold,
+        Some(180),
+        "30 minutes for model loading"
+    );
     assert!(main.readiness_probe.is_some());
 }
 
@@ -151,19 +216,47 @@ fn owner_reference_labels_and_token_defaults() {
 fn o01_child_names_are_valid_for_their_kind() {
     let a = "a".repeat(70);
     let b = format!("{}{}", "a".repeat(63), "b".repeat(17));
-    let render = |name: &str| render_inference(&isvc(&BASE.replace("name: m, namespace", &format!("name: {name}, namespace"))), &config()).unwrap();
+    let render = |name: &str| {
+        render_inference(
+            &isvc(&BASE.replace("name: m, namespace", &format!("name: {name}, namespace"))),
+            &config(),
+        )
+        .unwrap()
+    };
     let (ra, rb) = (render(&a), render(&b));
     let name = |o: &Option<String>| o.clone().unwrap();
-    assert_ne!(name(&ra.children.deployment.metadata.name), name(&rb.children.deployment.metadata.name));
-    assert_ne!(name(&ra.children.service.metadata.name), name(&rb.children.service.metadata.name));
+    assert_ne!(
+        name(&ra.children.deployment.metadata.name),
+        name(&rb.children.deployment.metadata.name)
+    );
+    assert_ne!(
+        name(&ra.children.service.metadata.name),
+        name(&rb.children.service.metadata.name)
+    );
     for r in [&ra, &rb, &render("7b-chat")] {
         assert!(NameRule::Dns1123Label.is_valid(&name(&r.children.deployment.metadata.name)));
         assert!(NameRule::Dns1035Label.is_valid(&name(&r.children.service.metadata.name)));
-        for v in r.children.deployment.metadata.labels.as_ref().unwrap().values() {
+        for v in r
+            .children
+            .deployment
+            .metadata
+            .labels
+            .as_ref()
+            .unwrap()
+            .values()
+        {
             assert!(NameRule::LabelValue.is_valid(v), "{v}");
         }
     }
-    assert_eq!(render("7b-chat").children.deployment.metadata.name.as_deref(), Some("7b-chat"));
+    assert_eq!(
+        render("7b-chat")
+            .children
+            .deployment
+            .metadata
+            .name
+            .as_deref(),
+        Some("7b-chat")
+    );
 }
 
 fn run(yaml: &str) -> TrainingRun {
@@ -185,18 +278,45 @@ fn o07_dataset_pvc_is_read_only_everywhere() {
     ));
     let out = render_training(&r, &[dataset(CORPUS)], &config()).unwrap();
     let pod = out.children.job.spec.unwrap().template.spec.unwrap();
-    let vol = pod.volumes.unwrap().into_iter().find(|v| v.persistent_volume_claim.is_some()).unwrap();
-    assert_eq!(vol.persistent_volume_claim.as_ref().unwrap().read_only, Some(true));
-    let containers = pod.containers.iter().chain(pod.init_containers.iter().flatten());
+    let vol = pod
+        .volumes
+        .unwrap()
+        .into_iter()
+        .find(|v| v.persistent_volume_claim.is_some())
+        .unwrap();
+    assert_eq!(
+        vol.persistent_volume_claim.as_ref().unwrap().read_only,
+        Some(true)
+    );
+    let containers = pod
+        .containers
+        .iter()
+        .chain(pod.init_containers.iter().flatten());
     let mut mounts = 0;
     for c in containers {
-        for m in c.volume_mounts.iter().flatten().filter(|m| m.name == vol.name) {
-            assert_eq!(m.read_only, Some(true), "{} mounts the dataset writable", c.name);
+        for m in c
+            .volume_mounts
+            .iter()
+            .flatten()
+            .filter(|m| m.name == vol.name)
+        {
+            assert_eq!(
+                m.read_only,
+                Some(true),
+                "{} mounts the dataset writable",
+                c.name
+            );
             mounts += 1;
         }
     }
     assert_eq!(mounts, 2);
-    let env = pod.containers[0].env.as_ref().unwrap().iter().find(|e| e.name == "MODEL_FLEET_DATASETS_JSON").unwrap();
+    let env = pod.containers[0]
+        .env
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|e| e.name == "MODEL_FLEET_DATASETS_JSON")
+        .unwrap();
     let json: serde_json::Value = serde_json::from_str(env.value.as_deref().unwrap()).unwrap();
     assert_eq!(json[0]["version"], "3");
     assert_eq!(json[0]["mountPath"], "/data");
@@ -205,8 +325,13 @@ fn o07_dataset_pvc_is_read_only_everywhere() {
 
 #[test]
 fn o07_writable_dataset_mount_is_refused() {
-    let asked = run(&format!("{RUN}  datasets: [{{name: corpus, version: \"3\", mountPath: /data, readOnly: false}}]\n"));
-    assert!(matches!(render_training(&asked, &[dataset(CORPUS)], &config()), Err(RenderError::WritableDatasetMount(_))));
+    let asked = run(&format!(
+        "{RUN}  datasets: [{{name: corpus, version: \"3\", mountPath: /data, readOnly: false}}]\n"
+    ));
+    assert!(matches!(
+        render_training(&asked, &[dataset(CORPUS)], &config()),
+        Err(RenderError::WritableDatasetMount(_))
+    ));
     let sneaky = run(&format!(
         "{RUN}  datasets: [{{name: corpus, version: \"3\", mountPath: /data}}]\n  volumes: [{{name: raw, mountPath: /raw, persistentVolumeClaim: {{claimName: corpus-v3}}}}]\n"
     ));
@@ -225,11 +350,19 @@ fn o08_dataset_access() {
     let cross = RUN.replace("team-a", "team-b")
         + "  serviceAccountName: trainer\n  datasets: [{name: corpus, version: \"3\", mountPath: /d, namespace: team-a}]\n";
     assert_eq!(reason(cross), Some(DatasetReason::CrossNamespace));
-    let intruder = format!("{RUN}  serviceAccountName: intruder\n  datasets: [{{name: corpus, version: \"3\", mountPath: /d}}]\n");
+    let intruder = format!(
+        "{RUN}  serviceAccountName: intruder\n  datasets: [{{name: corpus, version: \"3\", mountPath: /d}}]\n"
+    );
     assert_eq!(reason(intruder), Some(DatasetReason::AccessDenied));
-    let default_sa = format!("{RUN}  datasets: [{{name: corpus, version: \"3\", mountPath: /d}}]\n");
-    assert_eq!(reason(default_sa), None, "absent serviceAccountName is checked as default");
-    let wrong_version = format!("{RUN}  datasets: [{{name: corpus, version: \"4\", mountPath: /d}}]\n");
+    let default_sa =
+        format!("{RUN}  datasets: [{{name: corpus, version: \"3\", mountPath: /d}}]\n");
+    assert_eq!(
+        reason(default_sa),
+        None,
+        "absent serviceAccountName is checked as default"
+    );
+    let wrong_version =
+        format!("{RUN}  datasets: [{{name: corpus, version: \"4\", mountPath: /d}}]\n");
     assert_eq!(reason(wrong_version), Some(DatasetReason::VersionMismatch));
     let missing = format!("{RUN}  datasets: [{{name: other, version: \"3\", mountPath: /d}}]\n");
     assert_eq!(reason(missing), Some(DatasetReason::DatasetNotFound));
@@ -237,18 +370,34 @@ fn o08_dataset_access() {
 
 #[test]
 fn job_shape_and_suspend() {
-    let r = run(&format!("{RUN}  retries: 2\n  deadlineSeconds: 60\n  ttlSecondsAfterFinished: 30\n  intent: suspended\n"));
+    let r = run(&format!(
+        "{RUN}  retries: 2\n  deadlineSeconds: 60\n  ttlSecondsAfterFinished: 30\n  intent: suspended\n"
+    ));
     let out = render_training(&r, &[], &config()).unwrap();
     assert!(out.facts.suspend);
     assert_eq!(out.facts.job_name, "ft-1");
     let spec = out.children.job.spec.unwrap();
-    assert_eq!((spec.backoff_limit, spec.active_deadline_seconds, spec.ttl_seconds_after_finished), (Some(2), Some(60), Some(30)));
+    assert_eq!(
+        (
+            spec.backoff_limit,
+            spec.active_deadline_seconds,
+            spec.ttl_seconds_after_finished
+        ),
+        (Some(2), Some(60), Some(30))
+    );
     assert_eq!(spec.suspend, Some(true));
     let rule = &spec.pod_failure_policy.unwrap().rules[0];
     assert_eq!(rule.action, "Ignore");
-    assert_eq!(rule.on_pod_conditions.as_ref().unwrap()[0].type_, "DisruptionTarget");
-    assert_eq!(spec.template.spec.unwrap().restart_policy.as_deref(), Some("Never"));
-    let cancelled = render_training(&run(&format!("{RUN}  cancel: true\n")), &[], &config()).unwrap();
+    assert_eq!(
+        rule.on_pod_conditions.as_ref().unwrap()[0].type_,
+        "DisruptionTarget"
+    );
+    assert_eq!(
+        spec.template.spec.unwrap().restart_policy.as_deref(),
+        Some("Never")
+    );
+    let cancelled =
+        render_training(&run(&format!("{RUN}  cancel: true\n")), &[], &config()).unwrap();
     assert!(cancelled.facts.suspend && cancelled.facts.cancelled);
     assert!(cancelled.children.headless_service.is_none());
 }
@@ -257,7 +406,13 @@ fn job_shape_and_suspend() {
 fn invalid_input_names_the_field() {
     let bad = format!("{BASE}  replicas: {{min: -1}}\n  intent: sometimes\n  bogus: 1\n");
     let err = render_manifests(&bad, "default", &config()).unwrap_err();
-    assert!(err.contains("spec.replicas.min: Invalid value: -1"), "{err}");
-    assert!(err.contains("spec.intent: Unsupported value: \"sometimes\""), "{err}");
+    assert!(
+        err.contains("spec.replicas.min: Invalid value: -1"),
+        "{err}"
+    );
+    assert!(
+        err.contains("spec.intent: Unsupported value: \"sometimes\""),
+        "{err}"
+    );
     assert!(err.contains("unknown field \"spec.bogus\""), "{err}");
 }

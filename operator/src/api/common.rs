@@ -11,7 +11,7 @@ use kube::KubeSchema;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::rules::{exactly_one, at_most_one};
+use super::rules::{at_most_one, exactly_one};
 
 /// What the operator should do with a workload (DESIGN.md section 3). Absent means `automatic`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default)]
@@ -60,7 +60,10 @@ pub struct KeySelector {
 #[x_kube(validation = at_most_one(&["value", "secretKeyRef", "configMapKeyRef"], "env[]"))]
 pub struct EnvVar {
     /// Variable name (a C identifier, as Kubernetes requires).
-    #[schemars(length(min = 1, max = 128), regex(pattern = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"))]
+    #[schemars(
+        length(min = 1, max = 128),
+        regex(pattern = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+    )]
     pub name: String,
     /// Literal value; may use `$(OTHER_VAR)` expansion like any Kubernetes env var.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -95,7 +98,10 @@ pub struct Resources {
 #[serde(rename_all = "camelCase")]
 pub struct InitContainer {
     /// Container name (DNS-1123 label, unique in the pod; `main` is taken).
-    #[schemars(length(min = 1, max = 63), regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"))]
+    #[schemars(
+        length(min = 1, max = 63),
+        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    )]
     pub name: String,
     /// Image reference, e.g. `python:3.12-slim`.
     #[schemars(length(min = 1, max = 512))]
@@ -171,7 +177,10 @@ pub struct SecretSource {
 pub struct Volume {
     /// Volume name (DNS-1123 label, unique in the pod; `dshm` and names starting `dataset-` are
     /// reserved for the operator).
-    #[schemars(length(min = 1, max = 63), regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"))]
+    #[schemars(
+        length(min = 1, max = 63),
+        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    )]
     pub name: String,
     /// Absolute path inside the containers.
     #[schemars(length(min = 1, max = 1024), regex(pattern = r"^/"))]
@@ -327,7 +336,10 @@ pub struct Gpu {
 /// schemars transform for string maps (`nodeSelector`, trigger `metadata`): bounds each value's
 /// length so CEL cost estimates stay small.
 pub(crate) fn bounded_string_values(schema: &mut schemars::Schema) {
-    if let Some(values) = schema.get_mut("additionalProperties").and_then(|v| v.as_object_mut()) {
+    if let Some(values) = schema
+        .get_mut("additionalProperties")
+        .and_then(|v| v.as_object_mut())
+    {
         values.insert("maxLength".into(), 4096.into());
     }
 }

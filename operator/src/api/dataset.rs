@@ -18,8 +18,14 @@ pub const DATASET_MUTABLE_FIELDS: &[&str] = &["allowedServiceAccounts"];
 
 /// JSON names of the spec fields guarded by an immutability rule (every other spec property; a
 /// unit test checks the list against the generated schema).
-pub const DATASET_IMMUTABLE_FIELDS: &[&str] =
-    &["version", "source", "format", "splits", "description", "pvc"];
+pub const DATASET_IMMUTABLE_FIELDS: &[&str] = &[
+    "version",
+    "source",
+    "format",
+    "splits",
+    "description",
+    "pvc",
+];
 
 /// Where the data lives.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -85,7 +91,10 @@ pub struct DatasetPvc {
 #[x_kube(validation = immutable("pvc", "Dataset", NEW_VERSION))]
 pub struct DatasetSpec {
     /// The version this resource describes, e.g. `3`; TrainingRuns must name it.
-    #[schemars(length(min = 1, max = 63), regex(pattern = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"))]
+    #[schemars(
+        length(min = 1, max = 63),
+        regex(pattern = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+    )]
     pub version: String,
     /// Where the data lives.
     pub source: DatasetSource,

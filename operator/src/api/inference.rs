@@ -200,7 +200,15 @@ pub struct ParentRef {
 pub struct Gateway {
     /// Host names the route matches, e.g. `model.localhost`; the first one forms `status.url`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 16), inner(length(min = 1, max = 253), regex(pattern = r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")))]
+    #[schemars(
+        length(max = 16),
+        inner(
+            length(min = 1, max = 253),
+            regex(
+                pattern = r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+            )
+        )
+    )]
     pub hostnames: Option<Vec<String>>,
     /// Path prefix routed to the model; absent means `/`.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -31,8 +31,14 @@ fn schemas() -> &'static Vec<(String, Value)> {
         super::crds()
             .into_iter()
             .map(|crd| {
-                let schema = crd.spec.versions[0].schema.as_ref().and_then(|s| s.open_api_v3_schema.clone());
-                (crd.spec.names.kind, serde_json::to_value(schema).expect("schema serializes"))
+                let schema = crd.spec.versions[0]
+                    .schema
+                    .as_ref()
+                    .and_then(|s| s.open_api_v3_schema.clone());
+                (
+                    crd.spec.names.kind,
+                    serde_json::to_value(schema).expect("schema serializes"),
+                )
             })
             .collect()
     })
@@ -47,7 +53,10 @@ pub fn schema_of(kind: &str) -> Option<&'static Value> {
 /// `status` is ignored, as on create. An empty result means valid.
 pub fn validate_manifest(manifest: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let kind = manifest.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let kind = manifest
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let Some(schema) = schema_of(kind) else {
         errs.push(FieldError {
             path: "kind".into(),
@@ -58,15 +67,29 @@ pub fn validate_manifest(manifest: &Value) -> Vec<FieldError> {
     if manifest.get("apiVersion").and_then(Value::as_str) != Some(super::API_VERSION) {
         errs.push(FieldError {
             path: "apiVersion".into(),
-            message: format!("Unsupported value: {}: supported values: \"{}\"", manifest.get("apiVersion").unwrap_or(&Value::Null), super::API_VERSION),
+            message: format!(
+                "Unsupported value: {}: supported values: \"{}\"",
+                manifest.get("apiVersion").unwrap_or(&Value::Null),
+                super::API_VERSION
+            ),
         });
     }
-    if manifest.pointer("/metadata/name").and_then(Value::as_str).is_none_or(str::is_empty) {
-        errs.push(FieldError { path: "metadata.name".into(), message: "Required value: name is required".into() });
+    if manifest
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        errs.push(FieldError {
+            path: "metadata.name".into(),
+            message: "Required value: name is required".into(),
+        });
     }
     match (manifest.get("spec"), schema.pointer("/properties/spec")) {
         (Some(spec), Some(spec_schema)) => walk(spec_schema, spec, "spec", &mut errs),
-        (None, _) => errs.push(FieldError { path: "spec".into(), message: "Required value".into() }),
+        (None, _) => errs.push(FieldError {
+            path: "spec".into(),
+            message: "Required value".into(),
+        }),
         _ => {}
     }
     errs
@@ -80,7 +103,10 @@ pub fn validate_value(schema: &Value, value: &Value, path: &str) -> Vec<FieldErr
 }
 
 fn invalid(path: &str, value: &Value, detail: String) -> FieldError {
-    FieldError { path: path.to_string(), message: format!("Invalid value: {value}: {detail}") }
+    FieldError {
+        path: path.to_string(),
+        message: format!("Invalid value: {value}: {detail}"),
+    }
 }
 
 fn type_matches(t: &str, v: &Value) -> bool {
@@ -98,59 +124,124 @@ fn type_matches(t: &str, v: &Value) -> bool {
 fn walk(schema: &Value, value: &Value, path: &str, errs: &mut Vec<FieldError>) {
     if value.is_null() {
         if schema.get("nullable") != Some(&Value::Bool(true)) {
-            errs.push(invalid(path, value, format!("{path} in body must not be null")));
+            errs.push(invalid(
+                path,
+                value,
+                format!("{path} in body must not be null"),
+            ));
         }
         return;
     }
     if schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
         if !(value.is_string() || value.is_i64() || value.is_u64()) {
-            errs.push(invalid(path, value, format!("{path} in body must be of type integer or string")));
+            errs.push(invalid(
+                path,
+                value,
+                format!("{path} in body must be of type integer or string"),
+            ));
         }
         return;
     }
-    if let Some(t) = schema.get("type").and_then(Value::as_str) {
-        if !type_matches(t, value) {
-            errs.push(invalid(path, value, format!("{path} in body must be of type {t}")));
-            return;
-        }
+    if let Some(t) = schema.get("type").and_then(Value::as_str)
+        && !type_matches(t, value)
+    {
+        errs.push(invalid(
+            path,
+            value,
+            format!("{path} in body must be of type {t}"),
+        ));
+        return;
     }
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
-        if !allowed.contains(value) {
-            let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            errs.push(FieldError {
-                path: path.into(),
-                message: format!("Unsupported value: {value}: supported values: {}", list.join(", ")),
-            });
-        }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(value)
+    {
+        let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        errs.push(FieldError {
+            path: path.into(),
+            message: format!(
+                "Unsupported value: {value}: supported values: {}",
+                list.join(", ")
+            ),
+        });
     }
     if let Some(n) = value.as_f64() {
-        if let Some(min) = schema.get("minimum").and_then(Value::as_f64).filter(|m| n < *m) {
-            errs.push(invalid(path, value, format!("{path} in body should be greater than or equal to {min}")));
+        if let Some(min) = schema
+            .get("minimum")
+            .and_then(Value::as_f64)
+            .filter(|m| n < *m)
+        {
+            errs.push(invalid(
+                path,
+                value,
+                format!("{path} in body should be greater than or equal to {min}"),
+            ));
         }
-        if let Some(max) = schema.get("maximum").and_then(Value::as_f64).filter(|m| n > *m) {
-            errs.push(invalid(path, value, format!("{path} in body should be less than or equal to {max}")));
+        if let Some(max) = schema
+            .get("maximum")
+            .and_then(Value::as_f64)
+            .filter(|m| n > *m)
+        {
+            errs.push(invalid(
+                path,
+                value,
+                format!("{path} in body should be less than or equal to {max}"),
+            ));
         }
     }
     if let Some(s) = value.as_str() {
         let len = s.chars().count() as u64;
-        if let Some(min) = schema.get("minLength").and_then(Value::as_u64).filter(|m| len < *m) {
-            errs.push(invalid(path, value, format!("{path} in body should be at least {min} chars long")));
+        if let Some(min) = schema
+            .get("minLength")
+            .and_then(Value::as_u64)
+            .filter(|m| len < *m)
+        {
+            errs.push(invalid(
+                path,
+                value,
+                format!("{path} in body should be at least {min} chars long"),
+            ));
         }
-        if let Some(max) = schema.get("maxLength").and_then(Value::as_u64).filter(|m| len > *m) {
-            errs.push(FieldError { path: path.into(), message: format!("Too long: may not be more than {max} bytes") });
+        if let Some(max) = schema
+            .get("maxLength")
+            .and_then(Value::as_u64)
+            .filter(|m| len > *m)
+        {
+            errs.push(FieldError {
+                path: path.into(),
+                message: format!("Too long: may not be more than {max} bytes"),
+            });
         }
-        if let Some(p) = schema.get("pattern").and_then(Value::as_str) {
-            if regex::Regex::new(p).is_ok_and(|re| !re.is_match(s)) {
-                errs.push(invalid(path, value, format!("{path} in body should match '{p}'")));
-            }
+        if let Some(p) = schema.get("pattern").and_then(Value::as_str)
+            && regex::Regex::new(p).is_ok_and(|re| !re.is_match(s))
+        {
+            errs.push(invalid(
+                path,
+                value,
+                format!("{path} in body should match '{p}'"),
+            ));
         }
     }
     if let Some(items) = value.as_array() {
-        if let Some(min) = schema.get("minItems").and_then(Value::as_u64).filter(|m| (items.len() as u64) < *m) {
-            errs.push(invalid(path, value, format!("{path} in body should have at least {min} items")));
+        if let Some(min) = schema
+            .get("minItems")
+            .and_then(Value::as_u64)
+            .filter(|m| (items.len() as u64) < *m)
+        {
+            errs.push(invalid(
+                path,
+                value,
+                format!("{path} in body should have at least {min} items"),
+            ));
         }
-        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64).filter(|m| items.len() as u64 > *m) {
-            errs.push(FieldError { path: path.into(), message: format!("Too many: {}: must have at most {max} items", items.len()) });
+        if let Some(max) = schema
+            .get("maxItems")
+            .and_then(Value::as_u64)
+            .filter(|m| items.len() as u64 > *m)
+        {
+            errs.push(FieldError {
+                path: path.into(),
+                message: format!("Too many: {}: must have at most {max} items", items.len()),
+            });
         }
         if let Some(item_schema) = schema.get("items") {
             for (i, item) in items.iter().enumerate() {
@@ -159,12 +250,28 @@ fn walk(schema: &Value, value: &Value, path: &str, errs: &mut Vec<FieldError>) {
         }
     }
     if let Some(obj) = value.as_object() {
-        if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64).filter(|m| obj.len() as u64 > *m) {
-            errs.push(FieldError { path: path.into(), message: format!("Too many: {}: must have at most {max} items", obj.len()) });
+        if let Some(max) = schema
+            .get("maxProperties")
+            .and_then(Value::as_u64)
+            .filter(|m| obj.len() as u64 > *m)
+        {
+            errs.push(FieldError {
+                path: path.into(),
+                message: format!("Too many: {}: must have at most {max} items", obj.len()),
+            });
         }
-        for req in schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+        for req in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
             if !obj.contains_key(req) {
-                errs.push(FieldError { path: format!("{path}.{req}"), message: "Required value".into() });
+                errs.push(FieldError {
+                    path: format!("{path}.{req}"),
+                    message: "Required value".into(),
+                });
             }
         }
         let props = schema.get("properties").and_then(Value::as_object);
@@ -175,8 +282,12 @@ fn walk(schema: &Value, value: &Value, path: &str, errs: &mut Vec<FieldError>) {
                 walk(s, v, &child_path, errs);
             } else if let Some(s) = additional {
                 walk(s, v, &child_path, errs);
-            } else if schema.get("x-kubernetes-preserve-unknown-fields") != Some(&Value::Bool(true)) {
-                errs.push(FieldError { path: child_path.clone(), message: format!("unknown field \"{child_path}\"") });
+            } else if schema.get("x-kubernetes-preserve-unknown-fields") != Some(&Value::Bool(true))
+            {
+                errs.push(FieldError {
+                    path: child_path.clone(),
+                    message: format!("unknown field \"{child_path}\""),
+                });
             }
         }
     }

@@ -21,17 +21,41 @@ pub const PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
 
 /// All classes, smallest first.
 pub const CLASSES: &[CapacityClass] = &[
-    CapacityClass { name: "16gi", usable_mib: 15360, example_products: &["Tesla-T4"] },
-    CapacityClass { name: "24gi", usable_mib: 22888, example_products: &["NVIDIA-A10G", "NVIDIA-L4"] },
-    CapacityClass { name: "40gi", usable_mib: 39538, example_products: &["NVIDIA-A100-SXM4-40GB"] },
-    CapacityClass { name: "48gi", usable_mib: 45776, example_products: &["NVIDIA-L40S"] },
+    CapacityClass {
+        name: "16gi",
+        usable_mib: 15360,
+        example_products: &["Tesla-T4"],
+    },
+    CapacityClass {
+        name: "24gi",
+        usable_mib: 22888,
+        example_products: &["NVIDIA-A10G", "NVIDIA-L4"],
+    },
+    CapacityClass {
+        name: "40gi",
+        usable_mib: 39538,
+        example_products: &["NVIDIA-A100-SXM4-40GB"],
+    },
+    CapacityClass {
+        name: "48gi",
+        usable_mib: 45776,
+        example_products: &["NVIDIA-L40S"],
+    },
     CapacityClass {
         name: "80gi",
         usable_mib: 81559,
         example_products: &["NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB"],
     },
-    CapacityClass { name: "141gi", usable_mib: 143771, example_products: &["NVIDIA-H200"] },
-    CapacityClass { name: "180gi", usable_mib: 183359, example_products: &["NVIDIA-B200"] },
+    CapacityClass {
+        name: "141gi",
+        usable_mib: 143771,
+        example_products: &["NVIDIA-H200"],
+    },
+    CapacityClass {
+        name: "180gi",
+        usable_mib: 183359,
+        example_products: &["NVIDIA-B200"],
+    },
 ];
 
 /// The class named `name`, if any.

@@ -30,7 +30,10 @@ impl Exact {
         assert!(denom != 0, "denominator must not be zero");
         let sign = if denom < 0 { -1 } else { 1 };
         let g = gcd(numer, denom);
-        Exact { numer: sign * numer / g, denom: sign * denom / g }
+        Exact {
+            numer: sign * numer / g,
+            denom: sign * denom / g,
+        }
     }
 
     /// A whole number.
@@ -50,13 +53,19 @@ impl Exact {
         if whole.is_empty() && frac.is_empty() {
             return None;
         }
-        if !whole.chars().chain(frac.chars()).all(|c| c.is_ascii_digit()) {
+        if !whole
+            .chars()
+            .chain(frac.chars())
+            .all(|c| c.is_ascii_digit())
+        {
             return None;
         }
         let digits: i128 = format!("{whole}{frac}").parse().ok()?;
         let scale = exponent - i32::try_from(frac.len()).ok()?;
         if scale >= 0 {
-            Some(Exact::int(digits.checked_mul(10i128.checked_pow(scale.unsigned_abs())?)?))
+            Some(Exact::int(
+                digits.checked_mul(10i128.checked_pow(scale.unsigned_abs())?)?,
+            ))
         } else if scale >= -18 {
             Some(Exact::new(digits, 10i128.pow(scale.unsigned_abs())))
         } else {
@@ -74,24 +83,31 @@ impl Exact {
     }
 
     /// Sum.
-    pub fn add(self, other: Exact) -> Exact {
-        Exact::new(self.numer * other.denom + other.numer * self.denom, self.denom * other.denom)
+    pub fn plus(self, other: Exact) -> Exact {
+        Exact::new(
+            self.numer * other.denom + other.numer * self.denom,
+            self.denom * other.denom,
+        )
     }
 
     /// Product.
-    pub fn mul(self, other: Exact) -> Exact {
+    pub fn times(self, other: Exact) -> Exact {
         Exact::new(self.numer * other.numer, self.denom * other.denom)
     }
 
     /// Quotient; `None` when dividing by zero.
-    pub fn div(self, other: Exact) -> Option<Exact> {
+    pub fn over(self, other: Exact) -> Option<Exact> {
         (other.numer != 0).then(|| Exact::new(self.numer * other.denom, self.denom * other.numer))
     }
 
     /// Smallest integer not below the value.
     pub fn ceil(self) -> i128 {
         let q = self.numer.div_euclid(self.denom);
-        if self.numer.rem_euclid(self.denom) == 0 { q } else { q + 1 }
+        if self.numer.rem_euclid(self.denom) == 0 {
+            q
+        } else {
+            q + 1
+        }
     }
 
     /// Numerator in lowest terms.

@@ -73,7 +73,7 @@ impl FitBudget {
 
     /// The budget in MiB, exact.
     pub fn per_gpu_mib(&self) -> Exact {
-        self.per_gpu_gib.mul(Exact::int(MIB_PER_GIB))
+        self.per_gpu_gib.times(Exact::int(MIB_PER_GIB))
     }
 }
 
@@ -111,7 +111,9 @@ fn too_big_message(gib: i64, shards: u32, min_shards: Option<u32>) -> String {
         top.name, top.usable_mib
     );
     match min_shards {
-        Some(n) => format!("{head}: shard over at least {n} GPUs (gpu.count and gpu.fit.shards) to fit"),
+        Some(n) => {
+            format!("{head}: shard over at least {n} GPUs (gpu.count and gpu.fit.shards) to fit")
+        }
         None => format!(
             "{head}: replicated modules plus runtime alone exceed it, so no number of shards fits; shrink them"
         ),
@@ -121,17 +123,25 @@ fn too_big_message(gib: i64, shards: u32, min_shards: Option<u32>) -> String {
 /// Exact per-GPU budget in GiB for `input` (no class lookup).
 pub fn per_gpu_gib(input: &BudgetInput) -> Exact {
     let shards = Exact::int(i128::from(input.shards.max(1)));
-    let (sharded, replicated) = input.modules.iter().fold((Exact::ZERO, Exact::ZERO), |(s, r), m| match m.placement {
-        Placement::Sharded => (s.add(m.gib), r),
-        Placement::Replicated => (s, r.add(m.gib)),
-    });
-    let per_device = sharded.div(shards).expect("shards >= 1").add(replicated).add(input.runtime_gib);
-    per_device.mul(Exact::new(i128::from(100 + input.margin_percent), 100))
+    let (sharded, replicated) =
+        input
+            .modules
+            .iter()
+            .fold((Exact::ZERO, Exact::ZERO), |(s, r), m| match m.placement {
+                Placement::Sharded => (s.plus(m.gib), r),
+                Placement::Replicated => (s, r.plus(m.gib)),
+            });
+    let per_device = sharded
+        .over(shards)
+        .expect("shards >= 1")
+        .plus(replicated)
+        .plus(input.runtime_gib);
+    per_device.times(Exact::new(i128::from(100 + input.margin_percent), 100))
 }
 
 /// Whether `gib` (exact, GiB) fits `class`: budget in MiB <= usable MiB, exactly.
 pub fn fits(gib: Exact, class: &CapacityClass) -> bool {
-    gib.mul(Exact::int(MIB_PER_GIB)) <= Exact::int(i128::from(class.usable_mib))
+    gib.times(Exact::int(MIB_PER_GIB)) <= Exact::int(i128::from(class.usable_mib))
 }
 
 /// The budget and the classes it fits, or [`CapacityError::TooBig`] saying how many shards would
@@ -141,7 +151,10 @@ pub fn budget(input: BudgetInput) -> Result<FitBudget, CapacityError> {
     let fitting: Vec<_> = CLASSES.iter().filter(|c| fits(gib, c)).collect();
     if fitting.is_empty() {
         let min_shards = (input.shards.max(1)..=1024).find(|&s| {
-            let trial = BudgetInput { shards: s, ..input.clone() };
+            let trial = BudgetInput {
+                shards: s,
+                ..input.clone()
+            };
             fits(per_gpu_gib(&trial), largest())
         });
         return Err(CapacityError::TooBig {
@@ -150,7 +163,11 @@ pub fn budget(input: BudgetInput) -> Result<FitBudget, CapacityError> {
             min_shards,
         });
     }
-    Ok(FitBudget { per_gpu_gib: gib, fitting, input })
+    Ok(FitBudget {
+        per_gpu_gib: gib,
+        fitting,
+        input,
+    })
 }
 
 /// Applies DESIGN.md defaults to an API `fit` (shards = `gpu_count`, runtime 2 GiB, margin 10%).
@@ -160,22 +177,45 @@ pub fn input_from_fit(fit: &Fit, gpu_count: i32) -> Result<BudgetInput, Capacity
         .iter()
         .enumerate()
         .map(|(index, m)| {
-            let weights = Exact::from_json(&m.weights_gib).ok_or(CapacityError::BadNumber { index, field: "weightsGiB" })?;
+            let weights = Exact::from_json(&m.weights_gib).ok_or(CapacityError::BadNumber {
+                index,
+                field: "weightsGiB",
+            })?;
             let kv = match &m.kv_cache_gib {
-                Some(n) => Exact::from_json(n).ok_or(CapacityError::BadNumber { index, field: "kvCacheGiB" })?,
+                Some(n) => Exact::from_json(n).ok_or(CapacityError::BadNumber {
+                    index,
+                    field: "kvCacheGiB",
+                })?,
                 None => Exact::ZERO,
             };
-            Ok(ModuleInput { name: m.name.clone(), gib: weights.add(kv), placement: m.placement })
+            Ok(ModuleInput {
+                name: m.name.clone(),
+                gib: weights.plus(kv),
+                placement: m.placement,
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let shards = fit.shards.unwrap_or(gpu_count);
-    let shards = u32::try_from(shards).ok().filter(|s| *s >= 1).ok_or(CapacityError::NoShards(gpu_count))?;
+    let shards = u32::try_from(shards)
+        .ok()
+        .filter(|s| *s >= 1)
+        .ok_or(CapacityError::NoShards(gpu_count))?;
     let runtime_gib = match &fit.runtime_gib {
-        Some(n) => Exact::from_json(n).ok_or(CapacityError::BadNumber { index: usize::MAX, field: "runtimeGiB" })?,
+        Some(n) => Exact::from_json(n).ok_or(CapacityError::BadNumber {
+            index: usize::MAX,
+            field: "runtimeGiB",
+        })?,
         None => Exact::int(DEFAULT_RUNTIME_GIB),
     };
-    let margin_percent = fit.margin_percent.map_or(DEFAULT_MARGIN_PERCENT, |m| m.clamp(0, 100) as u32);
-    Ok(BudgetInput { modules, shards, runtime_gib, margin_percent })
+    let margin_percent = fit
+        .margin_percent
+        .map_or(DEFAULT_MARGIN_PERCENT, |m| m.clamp(0, 100) as u32);
+    Ok(BudgetInput {
+        modules,
+        shards,
+        runtime_gib,
+        margin_percent,
+    })
 }
 
 /// Plan-time entry point for the operator and the provider: the budget of a `gpu` block, `None`

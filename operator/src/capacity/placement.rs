@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm,
-    Toleration,
+    Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
+    PreferredSchedulingTerm, Toleration,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
@@ -33,14 +33,21 @@ pub struct GpuPlacement {
 }
 
 fn requirement(key: &str, values: Vec<String>) -> NodeSelectorRequirement {
-    NodeSelectorRequirement { key: key.to_string(), operator: "In".to_string(), values: Some(values) }
+    NodeSelectorRequirement {
+        key: key.to_string(),
+        operator: "In".to_string(),
+        values: Some(values),
+    }
 }
 
 /// Placement for `gpu` given its budget (from [`super::plan`]).
 pub fn placement(gpu: &Gpu, budget: Option<&FitBudget>) -> GpuPlacement {
     let mut required = Vec::new();
     if let Some(b) = budget {
-        required.push(requirement(CLASS_LABEL, b.fitting.iter().map(|c| c.name.to_string()).collect()));
+        required.push(requirement(
+            CLASS_LABEL,
+            b.fitting.iter().map(|c| c.name.to_string()).collect(),
+        ));
     }
     if let Some(products) = gpu.products.as_ref().filter(|p| !p.is_empty()) {
         required.push(requirement(PRODUCT_LABEL, products.clone()));
@@ -49,7 +56,10 @@ pub fn placement(gpu: &Gpu, budget: Option<&FitBudget>) -> GpuPlacement {
         vec![PreferredSchedulingTerm {
             weight: 100,
             preference: NodeSelectorTerm {
-                match_expressions: Some(vec![requirement(CLASS_LABEL, vec![b.class().name.to_string()])]),
+                match_expressions: Some(vec![requirement(
+                    CLASS_LABEL,
+                    vec![b.class().name.to_string()],
+                )]),
                 ..Default::default()
             },
         }]
@@ -57,7 +67,10 @@ pub fn placement(gpu: &Gpu, budget: Option<&FitBudget>) -> GpuPlacement {
     let affinity = (!required.is_empty()).then(|| Affinity {
         node_affinity: Some(NodeAffinity {
             required_during_scheduling_ignored_during_execution: Some(NodeSelector {
-                node_selector_terms: vec![NodeSelectorTerm { match_expressions: Some(required), ..Default::default() }],
+                node_selector_terms: vec![NodeSelectorTerm {
+                    match_expressions: Some(required),
+                    ..Default::default()
+                }],
             }),
             preferred_during_scheduling_ignored_during_execution: preferred,
         }),
@@ -73,7 +86,10 @@ pub fn placement(gpu: &Gpu, budget: Option<&FitBudget>) -> GpuPlacement {
             effect: Some("NoSchedule".to_string()),
             ..Default::default()
         });
-        let resource = gpu.resource_name.clone().unwrap_or_else(|| DEFAULT_GPU_RESOURCE.to_string());
+        let resource = gpu
+            .resource_name
+            .clone()
+            .unwrap_or_else(|| DEFAULT_GPU_RESOURCE.to_string());
         limits.insert(resource, Quantity(gpu.count.to_string()));
     }
     for t in gpu.tolerations.iter().flatten() {
@@ -85,5 +101,10 @@ pub fn placement(gpu: &Gpu, budget: Option<&FitBudget>) -> GpuPlacement {
             toleration_seconds: t.toleration_seconds,
         });
     }
-    GpuPlacement { affinity, tolerations, limits, node_selector: gpu.node_selector.clone().unwrap_or_default() }
+    GpuPlacement {
+        affinity,
+        tolerations,
+        limits,
+        node_selector: gpu.node_selector.clone().unwrap_or_default(),
+    }
 }

@@ -27,7 +27,8 @@ pub fn main(args: CrdArgs) -> anyhow::Result<()> {
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             for crd in &crds {
                 let path = dir.join(api::crd_file_name(crd));
-                std::fs::write(&path, api::crd_yaml(crd)).with_context(|| format!("writing {}", path.display()))?;
+                std::fs::write(&path, api::crd_yaml(crd))
+                    .with_context(|| format!("writing {}", path.display()))?;
                 eprintln!("wrote {}", path.display());
             }
         }

@@ -16,7 +16,11 @@ pub struct RenderArgs {
     #[arg(short = 'f', long = "filename")]
     file: PathBuf,
     /// Gateway (`NAMESPACE/NAME`) for routes without `gateway.parentRef`, like the operator's flag.
-    #[arg(long, env = "MODEL_FLEET_DEFAULT_GATEWAY", default_value = "model-fleet-system/model-fleet")]
+    #[arg(
+        long,
+        env = "MODEL_FLEET_DEFAULT_GATEWAY",
+        default_value = "model-fleet-system/model-fleet"
+    )]
     default_gateway: String,
     /// Namespace for manifests without `metadata.namespace`.
     #[arg(short = 'n', long, default_value = "default")]
@@ -28,12 +32,18 @@ pub fn main(args: RenderArgs) -> anyhow::Result<()> {
     let text = if args.file.as_os_str() == "-" {
         std::io::read_to_string(std::io::stdin()).context("reading stdin")?
     } else {
-        std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?
+        std::fs::read_to_string(&args.file)
+            .with_context(|| format!("reading {}", args.file.display()))?
     };
     let config = RenderConfig {
-        default_gateway: Some(args.default_gateway.parse().map_err(|e: String| anyhow::anyhow!("--default-gateway: {e}"))?),
+        default_gateway: Some(
+            args.default_gateway
+                .parse()
+                .map_err(|e: String| anyhow::anyhow!("--default-gateway: {e}"))?,
+        ),
     };
-    let out = render_manifests(&text, &args.namespace, &config).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let out =
+        render_manifests(&text, &args.namespace, &config).map_err(|e| anyhow::anyhow!("{e}"))?;
     print!("{out}");
     Ok(())
 }

@@ -60,9 +60,16 @@ pub struct ResolvedDataset<'a> {
 /// run's namespace). Order of checks: cross-namespace, existence, version, allowlist (with an
 /// absent `serviceAccountName` checked as `default`). A run without a namespace (`render -f`) is
 /// treated as being in `default`.
-pub fn check_datasets<'a>(run: &'a TrainingRun, datasets: &'a [Dataset]) -> Result<Vec<ResolvedDataset<'a>>, DatasetRefusal> {
+pub fn check_datasets<'a>(
+    run: &'a TrainingRun,
+    datasets: &'a [Dataset],
+) -> Result<Vec<ResolvedDataset<'a>>, DatasetRefusal> {
     let run_ns = run.namespace().unwrap_or_else(|| "default".to_string());
-    let sa = run.spec.service_account_name.as_deref().unwrap_or("default");
+    let sa = run
+        .spec
+        .service_account_name
+        .as_deref()
+        .unwrap_or("default");
     let mut out = Vec::new();
     for (i, r) in run.spec.datasets.iter().flatten().enumerate() {
         if let Some(ns) = r.namespace.as_deref().filter(|ns| *ns != run_ns) {
@@ -90,7 +97,11 @@ pub fn check_datasets<'a>(run: &'a TrainingRun, datasets: &'a [Dataset]) -> Resu
                 ),
             });
         }
-        let allowed = found.spec.allowed_service_accounts.as_deref().unwrap_or_default();
+        let allowed = found
+            .spec
+            .allowed_service_accounts
+            .as_deref()
+            .unwrap_or_default();
         if !allowed.iter().any(|a| a == sa) {
             return Err(DatasetRefusal {
                 reason: DatasetReason::AccessDenied,
@@ -100,7 +111,10 @@ pub fn check_datasets<'a>(run: &'a TrainingRun, datasets: &'a [Dataset]) -> Resu
                 ),
             });
         }
-        out.push(ResolvedDataset { reference: r, dataset: found });
+        out.push(ResolvedDataset {
+            reference: r,
+            dataset: found,
+        });
     }
     Ok(out)
 }

@@ -10,7 +10,10 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::gateway::{HTTPRoute, HttpBackendRef, HttpPathMatch, HttpRouteMatch, HttpRouteParentRef, HttpRouteRule, HttpRouteSpec};
+use super::gateway::{
+    HTTPRoute, HttpBackendRef, HttpPathMatch, HttpRouteMatch, HttpRouteParentRef, HttpRouteRule,
+    HttpRouteSpec,
+};
 use super::keda::{PAUSED_REPLICAS_ANNOTATION, ScaleTargetRef, ScaledObject, ScaledObjectSpec};
 use super::meta::{LABEL_INFERENCE, Owner, child_meta, labels};
 use super::pod::{DEFAULT_SERVICE_ACCOUNT, MainContainer, PodInputs, env_value, pod_spec};
@@ -95,12 +98,18 @@ pub(crate) fn to_value<T: serde::Serialize>(t: &T) -> serde_json::Value {
 pub fn route_url(isvc: &InferenceService) -> Option<String> {
     let gw = isvc.spec.gateway.as_ref()?;
     let host = gw.hostnames.as_ref()?.first()?;
-    Some(format!("http://{host}{}", gw.path_prefix.as_deref().unwrap_or("/")))
+    Some(format!(
+        "http://{host}{}",
+        gw.path_prefix.as_deref().unwrap_or("/")
+    ))
 }
 
 /// Renders an InferenceService. Errors: a fit too big for every class, a route without any
 /// Gateway, reserved names.
-pub fn render_inference(isvc: &InferenceService, config: &RenderConfig) -> Result<RenderedInference, RenderError> {
+pub fn render_inference(
+    isvc: &InferenceService,
+    config: &RenderConfig,
+) -> Result<RenderedInference, RenderError> {
     let spec = &isvc.spec;
     let owner = Owner::of(isvc);
     let budget = match &spec.gpu {
@@ -110,8 +119,16 @@ pub fn render_inference(isvc: &InferenceService, config: &RenderConfig) -> Resul
 
     let intent = spec.intent.unwrap_or_default();
     let min = spec.replicas.as_ref().and_then(|r| r.min).unwrap_or(1);
-    let max = spec.replicas.as_ref().and_then(|r| r.max).unwrap_or(min.max(1));
-    let triggers = spec.scaling.as_ref().and_then(|s| s.triggers.clone()).unwrap_or_default();
+    let max = spec
+        .replicas
+        .as_ref()
+        .and_then(|r| r.max)
+        .unwrap_or(min.max(1));
+    let triggers = spec
+        .scaling
+        .as_ref()
+        .and_then(|s| s.triggers.clone())
+        .unwrap_or_default();
     let autoscaled = !triggers.is_empty();
     let fixed_replicas = match (autoscaled, intent) {
         (true, _) => None,
@@ -125,15 +142,23 @@ pub fn render_inference(isvc: &InferenceService, config: &RenderConfig) -> Resul
     let service_name = child_name(&owner.name, NameRule::Dns1035Label);
 
     let port = spec.container.port.unwrap_or(DEFAULT_PORT);
-    let readiness_path = spec.container.readiness_path.clone().unwrap_or_else(|| "/".to_string());
+    let readiness_path = spec
+        .container
+        .readiness_path
+        .clone()
+        .unwrap_or_else(|| "/".to_string());
     let http_get = |path: String| HTTPGetAction {
         path: Some(path),
         port: IntOrString::String("http".to_string()),
         ..Default::default()
     };
     let startup = spec.container.startup_probe.as_ref();
-    let startup_seconds = startup.and_then(|s| s.timeout_seconds).unwrap_or(DEFAULT_STARTUP_SECONDS);
-    let startup_path = startup.and_then(|s| s.path.clone()).unwrap_or_else(|| readiness_path.clone());
+    let startup_seconds = startup
+        .and_then(|s| s.timeout_seconds)
+        .unwrap_or(DEFAULT_STARTUP_SECONDS);
+    let startup_path = startup
+        .and_then(|s| s.path.clone())
+        .unwrap_or_else(|| readiness_path.clone());
 
     let mut extra_env = vec![env_value("MODEL_FLEET_MODEL_NAME", spec.model.name.clone())];
     if let Some(rev) = &spec.model.revision {
@@ -166,7 +191,9 @@ pub fn render_inference(isvc: &InferenceService, config: &RenderConfig) -> Resul
             startup_probe: Some(Probe {
                 http_get: Some(http_get(startup_path)),
                 period_seconds: Some(STARTUP_PERIOD_SECONDS),
-                failure_threshold: Some((startup_seconds + STARTUP_PERIOD_SECONDS - 1) / STARTUP_PERIOD_SECONDS),
+                failure_threshold: Some(
+                    (startup_seconds + STARTUP_PERIOD_SECONDS - 1) / STARTUP_PERIOD_SECONDS,
+                ),
                 ..Default::default()
             }),
         },
@@ -186,9 +213,15 @@ pub fn render_inference(isvc: &InferenceService, config: &RenderConfig) -> Resul
         metadata: child_meta(&owner, workload_name.clone(), labels.clone()),
         spec: Some(DeploymentSpec {
             replicas: fixed_replicas,
-            selector: LabelSelector { match_labels: Some(selector.clone()), ..Default::default() },
+            selector: LabelSelector {
+                match_labels: Some(selector.clone()),
+                ..Default::default()
+            },
             template: PodTemplateSpec {
-                metadata: Some(ObjectMeta { labels: Some(labels.clone()), ..Default::default() }),
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels.clone()),
+                    ..Default::default()
+                }),
                 spec: Some(pod),
             },
             ..Default::default()
@@ -218,9 +251,16 @@ pub fn render_inference(isvc: &InferenceService, config: &RenderConfig) -> Resul
         let scaling = spec.scaling.clone().unwrap_or_default();
         let mut meta = child_meta(&owner, workload_name.clone(), labels.clone());
         if paused {
-            meta.annotations = Some(BTreeMap::from([(PAUSED_REPLICAS_ANNOTATION.to_string(), "0".to_string())]));
+            meta.annotations = Some(BTreeMap::from([(
+                PAUSED_REPLICAS_ANNOTATION.to_string(),
+                "0".to_string(),
+            )]));
         }
-        let min_count = if intent == Intent::Active { min.max(1) } else { min };
+        let min_count = if intent == Intent::Active {
+            min.max(1)
+        } else {
+            min
+        };
         ScaledObject {
             metadata: meta,
             spec: ScaledObjectSpec {
@@ -245,9 +285,13 @@ pub fn render_inference(isvc: &InferenceService, config: &RenderConfig) -> Resul
         min_replicas: Some(min),
         max_replicas: Some(max),
         service_account_name: Some(
-            spec.service_account_name.clone().unwrap_or_else(|| DEFAULT_SERVICE_ACCOUNT.to_string()),
+            spec.service_account_name
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SERVICE_ACCOUNT.to_string()),
         ),
-        shards: budget.as_ref().map(|b| i32::try_from(b.input.shards).unwrap_or(i32::MAX)),
+        shards: budget
+            .as_ref()
+            .map(|b| i32::try_from(b.input.shards).unwrap_or(i32::MAX)),
         ..Default::default()
     };
 
@@ -259,11 +303,18 @@ pub fn render_inference(isvc: &InferenceService, config: &RenderConfig) -> Resul
                     group: "gateway.networking.k8s.io".to_string(),
                     kind: "Gateway".to_string(),
                     name: p.name.clone(),
-                    namespace: p.namespace.clone().or_else(|| owner.namespace.clone()).unwrap_or_default(),
+                    namespace: p
+                        .namespace
+                        .clone()
+                        .or_else(|| owner.namespace.clone())
+                        .unwrap_or_default(),
                     section_name: p.section_name.clone(),
                 },
                 None => {
-                    let d = config.default_gateway.as_ref().ok_or(RenderError::NoGateway)?;
+                    let d = config
+                        .default_gateway
+                        .as_ref()
+                        .ok_or(RenderError::NoGateway)?;
                     HttpRouteParentRef {
                         group: "gateway.networking.k8s.io".to_string(),
                         kind: "Gateway".to_string(),
@@ -283,9 +334,15 @@ pub fn render_inference(isvc: &InferenceService, config: &RenderConfig) -> Resul
                     hostnames: gw.hostnames.clone().unwrap_or_default(),
                     rules: vec![HttpRouteRule {
                         matches: vec![HttpRouteMatch {
-                            path: HttpPathMatch { type_: "PathPrefix".to_string(), value: prefix },
+                            path: HttpPathMatch {
+                                type_: "PathPrefix".to_string(),
+                                value: prefix,
+                            },
                         }],
-                        backend_refs: vec![HttpBackendRef { name: service_name.clone(), port: SERVICE_PORT }],
+                        backend_refs: vec![HttpBackendRef {
+                            name: service_name.clone(),
+                            port: SERVICE_PORT,
+                        }],
                     }],
                 },
                 status: None,
@@ -294,7 +351,18 @@ pub fn render_inference(isvc: &InferenceService, config: &RenderConfig) -> Resul
     };
 
     Ok(RenderedInference {
-        children: InferenceChildren { deployment, service, scaled_object, http_route },
-        facts: InferenceFacts { url: route_url(isvc), budget, effective, fixed_replicas, paused },
+        children: InferenceChildren {
+            deployment,
+            service,
+            scaled_object,
+            http_route,
+        },
+        facts: InferenceFacts {
+            url: route_url(isvc),
+            budget,
+            effective,
+            fixed_replicas,
+            paused,
+        },
     })
 }

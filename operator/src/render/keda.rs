@@ -23,7 +23,14 @@ pub struct ScaleTargetRef {
 
 /// Spec of a KEDA ScaledObject.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[kube(group = "keda.sh", version = "v1alpha1", kind = "ScaledObject", namespaced, schema = "disabled", derive = "PartialEq")]
+#[kube(
+    group = "keda.sh",
+    version = "v1alpha1",
+    kind = "ScaledObject",
+    namespaced,
+    schema = "disabled",
+    derive = "PartialEq"
+)]
 #[serde(rename_all = "camelCase")]
 pub struct ScaledObjectSpec {
     /// The Deployment.

@@ -10,10 +10,15 @@ use crate::api::{self, Dataset, InferenceService, TrainingRun};
 
 /// Renders every manifest in `text` to multi-document YAML (`---` before each child). Manifests
 /// without `metadata.namespace` get `namespace`. Errors name the document, the object and the field.
-pub fn render_manifests(text: &str, namespace: &str, config: &RenderConfig) -> Result<String, String> {
+pub fn render_manifests(
+    text: &str,
+    namespace: &str,
+    config: &RenderConfig,
+) -> Result<String, String> {
     let mut docs = Vec::new();
     for (i, doc) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        let value = serde_json::Value::deserialize(doc).map_err(|e| format!("document {}: not YAML: {e}", i + 1))?;
+        let value = serde_json::Value::deserialize(doc)
+            .map_err(|e| format!("document {}: not YAML: {e}", i + 1))?;
         if value.is_null() {
             continue;
         }
@@ -24,25 +29,40 @@ pub fn render_manifests(text: &str, namespace: &str, config: &RenderConfig) -> R
     let mut runs = Vec::new();
     let mut datasets = Vec::new();
     for (n, mut value) in docs {
-        let kind = value.get("kind").and_then(|k| k.as_str()).unwrap_or_default().to_string();
-        let name = value.pointer("/metadata/name").and_then(|k| k.as_str()).unwrap_or("<unnamed>").to_string();
-        if value.pointer("/metadata/namespace").is_none() {
-            if let Some(meta) = value.get_mut("metadata").and_then(|m| m.as_object_mut()) {
-                meta.insert("namespace".into(), namespace.into());
-            }
+        let kind = value
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let name = value
+            .pointer("/metadata/name")
+            .and_then(|k| k.as_str())
+            .unwrap_or("<unnamed>")
+            .to_string();
+        if value.pointer("/metadata/namespace").is_none()
+            && let Some(meta) = value.get_mut("metadata").and_then(|m| m.as_object_mut())
+        {
+            meta.insert("namespace".into(), namespace.into());
         }
         let field_errors = api::validate::validate_manifest(&value);
         if !field_errors.is_empty() {
             let list: Vec<String> = field_errors.iter().map(|e| format!("  * {e}")).collect();
-            errors.push(format!("document {n}: {kind} {name:?} is invalid:\n{}", list.join("\n")));
+            errors.push(format!(
+                "document {n}: {kind} {name:?} is invalid:\n{}",
+                list.join("\n")
+            ));
             continue;
         }
         let parsed = match kind.as_str() {
-            "InferenceService" => serde_json::from_value::<InferenceService>(value).map(|o| isvcs.push(o)),
+            "InferenceService" => {
+                serde_json::from_value::<InferenceService>(value).map(|o| isvcs.push(o))
+            }
             "TrainingRun" => serde_json::from_value::<TrainingRun>(value).map(|o| runs.push(o)),
             "Dataset" => serde_json::from_value::<Dataset>(value).map(|o| datasets.push(o)),
             other => {
-                errors.push(format!("document {n}: kind {other:?} is not a Model Fleet kind"));
+                errors.push(format!(
+                    "document {n}: kind {other:?} is not a Model Fleet kind"
+                ));
                 Ok(())
             }
         };
@@ -55,13 +75,26 @@ pub fn render_manifests(text: &str, namespace: &str, config: &RenderConfig) -> R
     }
     let mut out = Vec::new();
     for isvc in &isvcs {
-        let r = render_inference(isvc, config).map_err(|e| format!("InferenceService {:?}: {e}", isvc.metadata.name.as_deref().unwrap_or_default()))?;
+        let r = render_inference(isvc, config).map_err(|e| {
+            format!(
+                "InferenceService {:?}: {e}",
+                isvc.metadata.name.as_deref().unwrap_or_default()
+            )
+        })?;
         out.extend(r.children.to_values());
     }
     for run in &runs {
-        let r = render_training(run, &datasets, config).map_err(|e| format!("TrainingRun {:?}: {e}", run.metadata.name.as_deref().unwrap_or_default()))?;
+        let r = render_training(run, &datasets, config).map_err(|e| {
+            format!(
+                "TrainingRun {:?}: {e}",
+                run.metadata.name.as_deref().unwrap_or_default()
+            )
+        })?;
         out.extend(r.children.to_values());
     }
-    let yaml: Vec<String> = out.iter().map(|v| serde_yaml::to_string(v).expect("YAML")).collect();
+    let yaml: Vec<String> = out
+        .iter()
+        .map(|v| serde_yaml::to_string(v).expect("YAML"))
+        .collect();
     Ok(yaml.iter().map(|y| format!("---\n{y}")).collect())
 }

@@ -43,20 +43,43 @@ impl Owner {
 }
 
 /// Labels on every child and pod: Kubernetes recommended labels plus `selector`.
-pub(crate) fn labels(owner: &Owner, component: &str, selector: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+pub(crate) fn labels(
+    owner: &Owner,
+    component: &str,
+    selector: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
     let mut l = BTreeMap::from([
-        ("app.kubernetes.io/name".to_string(), format!("model-fleet-{component}")),
-        ("app.kubernetes.io/instance".to_string(), label_value(&owner.name)),
-        ("app.kubernetes.io/component".to_string(), component.to_string()),
-        ("app.kubernetes.io/part-of".to_string(), "model-fleet".to_string()),
-        ("app.kubernetes.io/managed-by".to_string(), MANAGED_BY.to_string()),
+        (
+            "app.kubernetes.io/name".to_string(),
+            format!("model-fleet-{component}"),
+        ),
+        (
+            "app.kubernetes.io/instance".to_string(),
+            label_value(&owner.name),
+        ),
+        (
+            "app.kubernetes.io/component".to_string(),
+            component.to_string(),
+        ),
+        (
+            "app.kubernetes.io/part-of".to_string(),
+            "model-fleet".to_string(),
+        ),
+        (
+            "app.kubernetes.io/managed-by".to_string(),
+            MANAGED_BY.to_string(),
+        ),
     ]);
     l.extend(selector.clone());
     l
 }
 
 /// Metadata of a child named `name`.
-pub(crate) fn child_meta(owner: &Owner, name: String, labels: BTreeMap<String, String>) -> ObjectMeta {
+pub(crate) fn child_meta(
+    owner: &Owner,
+    name: String,
+    labels: BTreeMap<String, String>,
+) -> ObjectMeta {
     ObjectMeta {
         name: Some(name),
         namespace: owner.namespace.clone(),

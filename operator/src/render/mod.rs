@@ -48,7 +48,10 @@ impl FromStr for GatewayRef {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.split_once('/') {
             Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
-                Ok(GatewayRef { namespace: ns.to_string(), name: name.to_string() })
+                Ok(GatewayRef {
+                    namespace: ns.to_string(),
+                    name: name.to_string(),
+                })
             }
             _ => Err(format!("expected NAMESPACE/NAME, got {s:?}")),
         }

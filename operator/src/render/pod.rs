@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    ConfigMapKeySelector, ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar as KEnvVar,
-    EnvVarSource, PersistentVolumeClaimVolumeSource, PodSpec, Probe, ResourceRequirements, SecretKeySelector,
-    SecretVolumeSource, Volume as KVolume, VolumeMount,
+    ConfigMapKeySelector, ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource,
+    EnvVar as KEnvVar, EnvVarSource, PersistentVolumeClaimVolumeSource, PodSpec, Probe,
+    ResourceRequirements, SecretKeySelector, SecretVolumeSource, Volume as KVolume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
@@ -84,15 +84,26 @@ pub(crate) fn env_vars(env: Option<&Vec<EnvVar>>) -> Vec<KEnvVar> {
 
 /// A plain `name=value` env var.
 pub(crate) fn env_value(name: &str, value: impl Into<String>) -> KEnvVar {
-    KEnvVar { name: name.to_string(), value: Some(value.into()), value_from: None }
+    KEnvVar {
+        name: name.to_string(),
+        value: Some(value.into()),
+        value_from: None,
+    }
 }
 
-fn resources(r: Option<&Resources>, gpu_limits: &BTreeMap<String, Quantity>) -> Option<ResourceRequirements> {
+fn resources(
+    r: Option<&Resources>,
+    gpu_limits: &BTreeMap<String, Quantity>,
+) -> Option<ResourceRequirements> {
     let requests = r.and_then(|r| r.requests.clone()).filter(|m| !m.is_empty());
     let mut limits = r.and_then(|r| r.limits.clone()).unwrap_or_default();
     limits.extend(gpu_limits.clone());
     let limits = (!limits.is_empty()).then_some(limits);
-    (requests.is_some() || limits.is_some()).then(|| ResourceRequirements { requests, limits, ..Default::default() })
+    (requests.is_some() || limits.is_some()).then(|| ResourceRequirements {
+        requests,
+        limits,
+        ..Default::default()
+    })
 }
 
 fn user_volume(v: &Volume) -> KVolume {
@@ -102,18 +113,20 @@ fn user_volume(v: &Volume) -> KVolume {
             medium: e.medium.map(|m| format!("{m:?}")),
             size_limit: e.size_limit.clone(),
         }),
-        persistent_volume_claim: v.persistent_volume_claim.as_ref().map(|c| PersistentVolumeClaimVolumeSource {
-            claim_name: c.claim_name.clone(),
-            read_only: v.read_only.filter(|r| *r),
+        persistent_volume_claim: v.persistent_volume_claim.as_ref().map(|c| {
+            PersistentVolumeClaimVolumeSource {
+                claim_name: c.claim_name.clone(),
+                read_only: v.read_only.filter(|r| *r),
+            }
         }),
-        config_map: v
-            .config_map
-            .as_ref()
-            .map(|c| ConfigMapVolumeSource { name: c.name.clone(), ..Default::default() }),
-        secret: v
-            .secret
-            .as_ref()
-            .map(|s| SecretVolumeSource { secret_name: Some(s.secret_name.clone()), ..Default::default() }),
+        config_map: v.config_map.as_ref().map(|c| ConfigMapVolumeSource {
+            name: c.name.clone(),
+            ..Default::default()
+        }),
+        secret: v.secret.as_ref().map(|s| SecretVolumeSource {
+            secret_name: Some(s.secret_name.clone()),
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }
@@ -141,9 +154,17 @@ fn check_reserved(inputs: &PodInputs<'_>) -> Result<(), RenderError> {
 /// Builds the pod spec.
 pub(crate) fn pod_spec(inputs: PodInputs<'_>) -> Result<PodSpec, RenderError> {
     check_reserved(&inputs)?;
-    let gpu_placement = inputs.gpu.map(|g| placement(g, inputs.budget)).unwrap_or_default();
+    let gpu_placement = inputs
+        .gpu
+        .map(|g| placement(g, inputs.budget))
+        .unwrap_or_default();
 
-    let mut volumes: Vec<KVolume> = inputs.volumes.into_iter().flatten().map(user_volume).collect();
+    let mut volumes: Vec<KVolume> = inputs
+        .volumes
+        .into_iter()
+        .flatten()
+        .map(user_volume)
+        .collect();
     let mut mounts: Vec<VolumeMount> = inputs
         .volumes
         .into_iter()
@@ -163,7 +184,10 @@ pub(crate) fn pod_spec(inputs: PodInputs<'_>) -> Result<PodSpec, RenderError> {
     if inputs.gpu.is_some_and(|g| g.count > 1) {
         volumes.push(KVolume {
             name: SHM_VOLUME.to_string(),
-            empty_dir: Some(EmptyDirVolumeSource { medium: Some("Memory".to_string()), size_limit: None }),
+            empty_dir: Some(EmptyDirVolumeSource {
+                medium: Some("Memory".to_string()),
+                size_limit: None,
+            }),
             ..Default::default()
         });
         main_mounts.push(VolumeMount {
@@ -214,16 +238,22 @@ pub(crate) fn pod_spec(inputs: PodInputs<'_>) -> Result<PodSpec, RenderError> {
         init_containers: (!init_containers.is_empty()).then_some(init_containers),
         volumes: (!volumes.is_empty()).then_some(volumes),
         service_account_name: Some(
-            inputs.service_account_name.cloned().unwrap_or_else(|| DEFAULT_SERVICE_ACCOUNT.to_string()),
+            inputs
+                .service_account_name
+                .cloned()
+                .unwrap_or_else(|| DEFAULT_SERVICE_ACCOUNT.to_string()),
         ),
-        automount_service_account_token: Some(inputs.automount_service_account_token.unwrap_or(false)),
+        automount_service_account_token: Some(
+            inputs.automount_service_account_token.unwrap_or(false),
+        ),
         // Service links would inject `<SERVICE>_PORT` variables that some servers misread as config.
         enable_service_links: Some(false),
         restart_policy: inputs.restart_policy.map(str::to_string),
         subdomain: inputs.subdomain,
         affinity: gpu_placement.affinity,
         tolerations: (!gpu_placement.tolerations.is_empty()).then_some(gpu_placement.tolerations),
-        node_selector: (!gpu_placement.node_selector.is_empty()).then_some(gpu_placement.node_selector),
+        node_selector: (!gpu_placement.node_selector.is_empty())
+            .then_some(gpu_placement.node_selector),
         priority_class_name: gpu.and_then(|g| g.priority_class_name.clone()),
         ..Default::default()
     })

@@ -7,7 +7,8 @@ use k8s_openapi::api::batch::v1::{
     Job, JobSpec, PodFailurePolicy, PodFailurePolicyOnPodConditionsPattern, PodFailurePolicyRule,
 };
 use k8s_openapi::api::core::v1::{
-    PersistentVolumeClaimVolumeSource, PodTemplateSpec, Service, ServiceSpec, Volume as KVolume, VolumeMount,
+    PersistentVolumeClaimVolumeSource, PodTemplateSpec, Service, ServiceSpec, Volume as KVolume,
+    VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::json;
@@ -15,7 +16,9 @@ use serde_json::json;
 use super::datasets::check_datasets;
 use super::inference::to_value;
 use super::meta::{LABEL_TRAINING, Owner, child_meta, labels};
-use super::pod::{DATASET_VOLUME_PREFIX, DEFAULT_SERVICE_ACCOUNT, MainContainer, PodInputs, env_value, pod_spec};
+use super::pod::{
+    DATASET_VOLUME_PREFIX, DEFAULT_SERVICE_ACCOUNT, MainContainer, PodInputs, env_value, pod_spec,
+};
 use super::{RenderConfig, RenderError};
 use crate::api::{CompletionMode, Dataset, Intent, TrainingRun};
 use crate::capacity::{self, FitBudget};
@@ -75,7 +78,11 @@ pub fn job_name(run_name: &str) -> String {
 
 /// Renders a TrainingRun. `datasets` are the Datasets fetched from the run's namespace. Errors:
 /// a dataset refusal (no Job is created), a writable dataset mount, a fit too big, reserved names.
-pub fn render_training(run: &TrainingRun, datasets: &[Dataset], _config: &RenderConfig) -> Result<RenderedTraining, RenderError> {
+pub fn render_training(
+    run: &TrainingRun,
+    datasets: &[Dataset],
+    _config: &RenderConfig,
+) -> Result<RenderedTraining, RenderError> {
     let spec = &run.spec;
     let owner = Owner::of(run);
     let resolved = check_datasets(run, datasets).map_err(RenderError::Datasets)?;
@@ -94,7 +101,10 @@ pub fn render_training(run: &TrainingRun, datasets: &[Dataset], _config: &Render
         }
         if let Some(pvc) = &r.dataset.spec.pvc {
             for v in spec.volumes.iter().flatten() {
-                let same_claim = v.persistent_volume_claim.as_ref().is_some_and(|c| c.claim_name == pvc.claim_name);
+                let same_claim = v
+                    .persistent_volume_claim
+                    .as_ref()
+                    .is_some_and(|c| c.claim_name == pvc.claim_name);
                 if same_claim && v.read_only != Some(true) {
                     return Err(RenderError::WritableDatasetMount(format!(
                         "spec.volumes[].readOnly: Invalid value: volume {:?} mounts claim {:?} of Dataset {} writable: set readOnly: true or use spec.datasets",
@@ -111,9 +121,13 @@ pub fn render_training(run: &TrainingRun, datasets: &[Dataset], _config: &Render
     let intent = spec.intent.unwrap_or_default();
     let cancelled = spec.cancel == Some(true);
     let suspend = cancelled || intent == Intent::Suspended;
-    let pods = spec.parallelism.unwrap_or(1).max(spec.completions.unwrap_or(1));
+    let pods = spec
+        .parallelism
+        .unwrap_or(1)
+        .max(spec.completions.unwrap_or(1));
     let indexed = spec.completion_mode == Some(CompletionMode::Indexed);
-    let headless_name = (indexed && pods > 1).then(|| child_name(&owner.name, NameRule::Dns1035Label));
+    let headless_name =
+        (indexed && pods > 1).then(|| child_name(&owner.name, NameRule::Dns1035Label));
 
     let mut extra_env = Vec::new();
     let mut extra_volumes = Vec::new();
@@ -130,7 +144,10 @@ pub fn render_training(run: &TrainingRun, datasets: &[Dataset], _config: &Render
                 })
             })
             .collect();
-        extra_env.push(env_value(DATASETS_ENV, serde_json::to_string(&described).expect("JSON")));
+        extra_env.push(env_value(
+            DATASETS_ENV,
+            serde_json::to_string(&described).expect("JSON"),
+        ));
         for (i, r) in resolved.iter().enumerate() {
             if let Some(pvc) = &r.dataset.spec.pvc {
                 let volume_name = format!("{DATASET_VOLUME_PREFIX}{i}");
@@ -155,7 +172,10 @@ pub fn render_training(run: &TrainingRun, datasets: &[Dataset], _config: &Render
     }
     if let Some(svc) = &headless_name {
         extra_env.push(env_value("MODEL_FLEET_HEADLESS_SERVICE", svc.clone()));
-        extra_env.push(env_value("MODEL_FLEET_LEADER_HOST", format!("{name}-0.{svc}")));
+        extra_env.push(env_value(
+            "MODEL_FLEET_LEADER_HOST",
+            format!("{name}-0.{svc}"),
+        ));
         extra_env.push(env_value("MODEL_FLEET_WORLD_PODS", pods.to_string()));
     }
 
@@ -204,7 +224,10 @@ pub fn render_training(run: &TrainingRun, datasets: &[Dataset], _config: &Render
                 }],
             }),
             template: PodTemplateSpec {
-                metadata: Some(ObjectMeta { labels: Some(labels.clone()), ..Default::default() }),
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels.clone()),
+                    ..Default::default()
+                }),
                 spec: Some(pod),
             },
             ..Default::default()
@@ -224,13 +247,19 @@ pub fn render_training(run: &TrainingRun, datasets: &[Dataset], _config: &Render
     });
 
     Ok(RenderedTraining {
-        children: TrainingChildren { job, headless_service },
+        children: TrainingChildren {
+            job,
+            headless_service,
+        },
         facts: TrainingFacts {
             job_name: name,
             suspend,
             cancelled,
             budget,
-            service_account_name: spec.service_account_name.clone().unwrap_or_else(|| DEFAULT_SERVICE_ACCOUNT.to_string()),
+            service_account_name: spec
+                .service_account_name
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SERVICE_ACCOUNT.to_string()),
         },
     })
 }

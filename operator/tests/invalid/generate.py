@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""Regenerates the invalid-manifest corpus in this directory from the checked-in CRDs.
+
+One file per schema enum, minimum and maximum (found by walking the CRDs, so a new range gets a
+file on the next run) and one per CEL rule (listed in CEL_CASES below: a new rule needs a new
+entry, and `cargo test -p model-fleet-operator --test invalid_corpus` fails until it has one).
+
+Each file starts with a header the tests read:
+    # covers: cel | enum | minimum | maximum
+    # expect-path: spec.replicas.min          (the field path the API server reports)
+    # expect-message: must not exceed         (a fragment of the API server's message)
+    # update: true                            (only for transition rules: the first document is
+                                              #  created, the second is the refused update)
+Run from the repository root:  python3 operator/tests/invalid/generate.py
+"""
+import copy
+import os
+import re
+import sys
+
+import yaml
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+CRDS = os.path.join(ROOT, "../../../charts/model-fleet-operator/crds")
+
+GPU = {
+    "count": 1,
+    "fit": {
+        "modules": [{"name": "m", "weightsGiB": 1, "kvCacheGiB": 1, "placement": "sharded"}],
+        "shards": 1,
+        "runtimeGiB": 1,
+        "marginPercent": 10,
+    },
+    "products": ["NVIDIA-L4"],
+    "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
+}
+INIT = [{"name": "init", "image": "busybox", "env": [{"name": "A", "value": "1"}]}]
+VOLUMES = [{"name": "scratch", "mountPath": "/scratch", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}]
+
+# A valid manifest per kind with every optional object present, so any field can be set.
+FULL = {
+    "InferenceService": {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "InferenceService",
+        "metadata": {"name": "invalid"},
+        "spec": {
+            "intent": "automatic",
+            "model": {"name": "m", "revision": "main", "servedName": "m"},
+            "container": {
+                "image": "img",
+                "port": 8000,
+                "readinessPath": "/health",
+                "startupProbe": {"path": "/health", "timeoutSeconds": 600},
+                "env": [{"name": "A", "value": "1"}],
+                "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+            },
+            "initContainers": INIT,
+            "volumes": VOLUMES,
+            "gpu": GPU,
+            "replicas": {"min": 1, "max": 2, "idleReplicaCount": 0},
+            "scaling": {
+                "pollingInterval": 30,
+                "cooldownPeriod": 300,
+                "initialCooldownPeriod": 0,
+                "triggers": [
+                    {
+                        "type": "kafka",
+                        "metadata": {"topic": "t"},
+                        "metricType": "AverageValue",
+                        "authenticationRef": {"name": "a", "kind": "TriggerAuthentication"},
+                    }
+                ],
+            },
+            "gateway": {"hostnames": ["model.localhost"], "pathPrefix": "/"},
+        },
+    },
+    "TrainingRun": {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "TrainingRun",
+        "metadata": {"name": "invalid"},
+        "spec": {
+            "intent": "automatic",
+            "container": {"image": "img", "env": [{"name": "A", "value": "1"}]},
+            "initContainers": INIT,
+            "volumes": VOLUMES,
+            "gpu": GPU,
+            "parallelism": 1,
+            "completions": 2,
+            "completionMode": "Indexed",
+            "retries": 1,
+            "deadlineSeconds": 60,
+            "ttlSecondsAfterFinished": 60,
+            "datasets": [{"name": "d", "version": "1", "mountPath": "/d"}],
+        },
+    },
+    "Dataset": {
+        "apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "Dataset",
+        "metadata": {"name": "invalid"},
+        "spec": {
+            "version": "1",
+            "source": {"uri": "s3://b/d"},
+            "splits": {"train": {"uri": "s3://b/d/train", "records": 10}},
+            "description": "d",
+            "allowedServiceAccounts": ["default"],
+        },
+    },
+}
+SHORT = {"InferenceService": "isvc", "TrainingRun": "trun", "Dataset": "mfds"}
+
+
+def base(kind, **spec):
+    """A minimal valid manifest of `kind` with `spec` fields merged in."""
+    minimal = {
+        "InferenceService": {"model": {"name": "m"}, "container": {"image": "img"}},
+        "TrainingRun": {"container": {"image": "img"}},
+        "Dataset": {"version": "1", "source": {"uri": "s3://b/d"}},
+    }[kind]
+    s = copy.deepcopy(minimal)
+    s.update(copy.deepcopy(spec))
+    return {"apiVersion": "modelfleet.io/v1alpha1", "kind": kind, "metadata": {"name": "invalid"}, "spec": s}
+
+
+def with_spec(doc, **spec):
+    d = copy.deepcopy(doc)
+    for k, v in spec.items():
+        if v is None:
+            d["spec"].pop(k, None)
+        else:
+            d["spec"][k] = v
+    return d
+
+
+def cel_cases():
+    """(file stem, path, message fragment, documents): one per CEL rule location."""
+    cases = []
+    for kind in ("InferenceService", "TrainingRun"):
+        s = SHORT[kind]
+        both = {"name": "A", "value": "1", "secretKeyRef": {"name": "s", "key": "k"}}
+        cases.append((f"{s}-container-env-one-source", "spec.container.env[0]", "set at most one of value",
+                      [base(kind, container={"image": "img", "env": [both]})]))
+        cases.append((f"{s}-init-env-one-source", "spec.initContainers[0].env[0]", "set at most one of value",
+                      [base(kind, initContainers=[{"name": "i", "image": "img", "env": [both]}])]))
+        cases.append((f"{s}-volume-no-source", "spec.volumes[0]", "set exactly one of emptyDir",
+                      [base(kind, volumes=[{"name": "v", "mountPath": "/v"}])]))
+        cases.append((f"{s}-volume-two-sources", "spec.volumes[0]", "set exactly one of emptyDir",
+                      [base(kind, volumes=[{"name": "v", "mountPath": "/v", "emptyDir": {}, "secret": {"secretName": "s"}}])]))
+        cases.append((f"{s}-gpu-fit-needs-count", "spec.gpu.count", "gpu.count must be at least 1",
+                      [base(kind, gpu={"count": 0, "fit": {"modules": [{"name": "m", "weightsGiB": 1, "placement": "sharded"}]}})]))
+    i = "InferenceService"
+    cases += [
+        ("isvc-replicas-min-above-max", "spec.replicas.min", "replicas.min must not exceed replicas.max",
+         [base(i, replicas={"min": 3, "max": 2})]),
+        ("isvc-idle-not-below-min", "spec.replicas.idleReplicaCount", "must be below replicas.min",
+         [base(i, replicas={"min": 0, "idleReplicaCount": 0})]),
+        ("isvc-cpu-trigger-metric-type-value", "spec.scaling.triggers[0].metricType", "accept only Utilization or AverageValue",
+         [base(i, container={"image": "img", "resources": {"requests": {"cpu": "1"}}},
+               scaling={"triggers": [{"type": "cpu", "metadata": {"value": "50"}, "metricType": "Value"}]})]),
+        ("isvc-cpu-trigger-needs-request", "spec.scaling.triggers", "needs container.resources.requests",
+         [base(i, scaling={"triggers": [{"type": "cpu", "metadata": {"value": "50"}, "metricType": "Utilization"}]})]),
+        ("isvc-cpu-trigger-cannot-reach-zero", "spec.replicas", "cannot scale to zero",
+         [base(i, container={"image": "img", "resources": {"requests": {"memory": "1Gi"}}}, replicas={"min": 0, "max": 3},
+               scaling={"triggers": [{"type": "memory", "metadata": {"value": "50"}, "metricType": "Utilization"}]})]),
+    ]
+    t = "TrainingRun"
+    cases += [
+        ("trun-dataset-writable", "spec.datasets[0].readOnly", "dataset mounts are always read-only",
+         [base(t, datasets=[{"name": "d", "version": "1", "mountPath": "/d", "readOnly": False}])]),
+        ("trun-parallelism-above-completions", "spec.parallelism", "must not exceed spec.completions",
+         [base(t, parallelism=3, completions=2)]),
+        ("trun-indexed-needs-completions", "spec.completions", "required when completionMode is Indexed",
+         [base(t, completionMode="Indexed")]),
+    ]
+    cancelled = base(t, cancel=True)
+    cases += [
+        ("trun-cancel-undone", "spec.cancel", "cannot be undone", [cancelled, with_spec(cancelled, cancel=False)]),
+        ("trun-cancel-removed", "spec.cancel", "cannot be undone", [cancelled, with_spec(cancelled, cancel=None)]),
+        ("trun-intent-after-cancel", "spec.intent", "immutable after spec.cancel",
+         [cancelled, with_spec(cancelled, intent="active")]),
+    ]
+    # Immutability: one case per field, alternating change / add / remove so all three are covered.
+    full_t = FULL[t]
+    changes = {
+        "container": {"image": "other"},
+        "initContainers": [{"name": "other", "image": "img"}],
+        "volumes": [{"name": "other", "mountPath": "/o", "emptyDir": {}}],
+        "gpu": {"count": 2},
+        "parallelism": 2,
+        "completions": 3,
+        "completionMode": "NonIndexed",
+        "retries": 5,
+        "deadlineSeconds": 120,
+        "ttlSecondsAfterFinished": 120,
+        "serviceAccountName": "other",
+        "automountServiceAccountToken": True,
+        "datasets": [{"name": "d", "version": "2", "mountPath": "/d"}],
+    }
+    for n, (field, new) in enumerate(sorted(changes.items())):
+        old = copy.deepcopy(full_t)
+        if field in ("serviceAccountName", "automountServiceAccountToken"):
+            # added: absent in the created object
+            docs = [old, with_spec(old, **{field: new})]
+            how = "added"
+        elif n % 2 == 1 and field not in ("container",) and field in old["spec"]:
+            docs = [old, with_spec(old, **{field: None})]
+            how = "removed"
+            if field in ("completions",):
+                docs = [with_spec(old, completionMode=None), with_spec(old, completionMode=None, completions=None)]
+            if field == "completionMode":
+                docs = [old, with_spec(old, completionMode=None)]
+        else:
+            docs = [old, with_spec(old, **{field: new})]
+            how = "changed"
+        cases.append((f"trun-immutable-{field}-{how}", f"spec.{field}", f"spec.{field} is immutable", docs))
+    d = "Dataset"
+    full_d = FULL[d]
+    ds_cases = [
+        ("version", "changed", with_spec(full_d, version="2")),
+        ("source", "changed", with_spec(full_d, source={"uri": "s3://other"})),
+        ("format", "added", with_spec(full_d, format="parquet")),
+        ("splits", "removed", with_spec(full_d, splits=None)),
+        ("description", "removed", with_spec(full_d, description=None)),
+        ("pvc", "added", with_spec(full_d, pvc={"claimName": "c"})),
+    ]
+    for field, how, new in ds_cases:
+        cases.append((f"mfds-immutable-{field}-{how}", f"spec.{field}", f"spec.{field} is immutable", [full_d, new]))
+    return cases
+
+
+def schema_ranges(kind, node, path, out):
+    """Collects (path, keyword, value) for every enum, minimum and maximum under `node`."""
+    if not isinstance(node, dict):
+        return
+    if "enum" in node:
+        out.append((path, "enum", "Bogus"))
+    integer = node.get("type") == "integer"
+    if "minimum" in node:
+        v = node["minimum"] - 1
+        out.append((path, "minimum", int(v) if integer else v))
+    if "maximum" in node:
+        v = node["maximum"] + 1
+        out.append((path, "maximum", int(v) if integer else v))
+    for k, child in node.get("properties", {}).items():
+        schema_ranges(kind, child, f"{path}.{k}", out)
+    if isinstance(node.get("items"), dict):
+        schema_ranges(kind, node["items"], f"{path}[0]", out)
+    if isinstance(node.get("additionalProperties"), dict):
+        schema_ranges(kind, node["additionalProperties"], f"{path}.*", out)
+
+
+def set_path(doc, path, value):
+    parts = re.findall(r"[^.\[\]]+|\[\d+\]", path)
+    cur = doc
+    for i, p in enumerate(parts):
+        last = i == len(parts) - 1
+        if p.startswith("["):
+            idx = int(p[1:-1])
+            if last:
+                cur[idx] = value
+            else:
+                cur = cur[idx]
+        else:
+            if p == "*":
+                p = sorted(cur.keys())[0]
+            if last:
+                cur[p] = value
+            else:
+                if p not in cur:
+                    raise SystemExit(f"FULL manifest lacks {path} (at {p}): extend FULL in generate.py")
+                cur = cur[p]
+    return doc
+
+
+def concrete(doc, path):
+    """`path` with `*` replaced by the first key present in `doc`."""
+    parts = path.split(".")
+    cur = doc
+    out = []
+    for p in parts:
+        m = re.match(r"([^\[]+)((\[\d+\])*)$", p)
+        name, idx = m.group(1), m.group(2)
+        if name == "*":
+            name = sorted(cur.keys())[0]
+        cur = cur.get(name, {}) if isinstance(cur, dict) else {}
+        for i in re.findall(r"\d+", idx):
+            cur = cur[int(i)] if isinstance(cur, list) and len(cur) > int(i) else {}
+        out.append(name + idx)
+    return ".".join(out)
+
+
+def write(stem, covers, path, fragment, docs):
+    header = [f"# covers: {covers}", f"# expect-path: {path}", f"# expect-message: {fragment}"]
+    if len(docs) > 1:
+        header.append("# update: true (the first document is created, the second is the update that must be refused)")
+    body = "---\n".join(yaml.safe_dump(d, sort_keys=False) for d in docs)
+    with open(os.path.join(ROOT, stem + ".yaml"), "w") as f:
+        f.write("\n".join(header) + "\n" + body)
+
+
+def main():
+    for f in os.listdir(ROOT):
+        if f.endswith(".yaml"):
+            os.remove(os.path.join(ROOT, f))
+    count = 0
+    for f in sorted(os.listdir(CRDS)):
+        crd = yaml.safe_load(open(os.path.join(CRDS, f)))
+        kind = crd["spec"]["names"]["kind"]
+        spec_schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        out = []
+        schema_ranges(kind, spec_schema, "spec", out)
+        for path, keyword, value in out:
+            doc = set_path(copy.deepcopy(FULL[kind]), path, value)
+            cpath = concrete(FULL[kind], path)
+            frag = {
+                "enum": 'Unsupported value: "Bogus"',
+                "minimum": "should be greater than or equal to",
+                "maximum": "should be less than or equal to",
+            }[keyword]
+            stem = f"{SHORT[kind]}-{re.sub(r'[^a-zA-Z0-9]+', '-', cpath[5:]).strip('-').lower()}-{keyword}"
+            write(stem, keyword, cpath, frag, [doc])
+            count += 1
+    for stem, path, fragment, docs in cel_cases():
+        write(stem, "cel", path, fragment, docs)
+        count += 1
+    print(f"wrote {count} invalid manifests", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
