@@ -10,8 +10,12 @@
 pub mod audit;
 pub mod cluster;
 pub mod namespace;
+pub mod process;
+pub mod terraform;
 pub mod wait;
 
 pub use cluster::Cluster;
 pub use namespace::TestNamespace;
+pub use process::OperatorProcess;
+pub use terraform::Terraform;
 pub use wait::wait_for;

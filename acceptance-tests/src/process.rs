@@ -1,0 +1,212 @@
+//! The workspace's own binaries (operator, provider) as child processes of a test.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+use crate::Cluster;
+use crate::cluster::repo_root;
+
+static BUILT: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
+
+/// Path of workspace binary `name` (e.g. `model-fleet-operator`), built first with
+/// `cargo build --bin NAME` once per test process so a test never runs a stale binary.
+///
+/// Errors: the build failed (its stderr is in the message).
+pub fn workspace_binary(name: &str) -> anyhow::Result<PathBuf> {
+    let built = BUILT.get_or_init(|| Mutex::new(Vec::new()));
+    let mut built = built.lock().expect("build lock");
+    if !built.iter().any(|b| b == name) {
+        let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(repo_root())
+            .args(["build", "--bin", name])
+            .output()
+            .context("running cargo build")?;
+        if !out.status.success() {
+            bail!(
+                "cargo build --bin {name} failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        built.push(name.to_owned());
+    }
+    Ok(target_dir().join("debug").join(name))
+}
+
+/// Cargo's target folder: `$CARGO_TARGET_DIR` or `<repo>/target`.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"))
+}
+
+/// User name the operator runs as in tests (a client certificate from the instance CA).
+pub const OPERATOR_USER: &str = "model-fleet-operator";
+
+/// Kubeconfig of the operator's test identity: user [`OPERATOR_USER`] bound to the chart's
+/// ClusterRole (`charts/model-fleet-operator/templates/clusterrole.yaml`, applied here), so tests
+/// prove the chart grants what the operator needs, and audit entries name the operator.
+pub fn operator_kubeconfig(cluster: &Cluster) -> anyhow::Result<PathBuf> {
+    let role = repo_root().join("charts/model-fleet-operator/templates/clusterrole.yaml");
+    let apply = |file: &std::path::Path| -> anyhow::Result<String> {
+        let file = file.to_str().context("non UTF-8 path")?;
+        cluster.kubectl_ok(&[
+            "apply",
+            "--server-side",
+            "--field-manager=acceptance-tests",
+            "-f",
+            file,
+        ])
+    };
+    apply(&role)?;
+    let binding = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "model-fleet-operator-test"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "model-fleet-operator"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": OPERATOR_USER}]
+    });
+    let file = cluster.dir.join("operator-binding.json");
+    std::fs::write(&file, binding.to_string())?;
+    apply(&file)?;
+    cluster.user_kubeconfig(OPERATOR_USER, &[])
+}
+
+/// An operator (`model-fleet-operator run`) started by a test; SIGTERM and wait on drop.
+#[derive(Debug)]
+pub struct OperatorProcess {
+    child: Child,
+    /// The operator's log (JSON lines), kept after the test for debugging.
+    pub log: PathBuf,
+    /// Address of its /metrics, /healthz and /readyz server.
+    pub metrics_address: String,
+}
+
+impl OperatorProcess {
+    /// Starts the operator out of cluster with `kubeconfig`, watching only `namespace`, on Lease
+    /// `lease` in that namespace, with a free metrics port, plus `extra` flags and `env`.
+    /// Returns once the metrics server listens.
+    ///
+    /// Errors: the binary failed to build or start, or exited / did not listen within 30 s (the
+    /// log tail is in the message).
+    pub fn start(
+        cluster: &Cluster,
+        kubeconfig: &std::path::Path,
+        namespace: &str,
+        lease: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
+        let binary = workspace_binary("model-fleet-operator")?;
+        let logs = cluster.dir.join("operator-logs");
+        std::fs::create_dir_all(&logs)?;
+        let log = logs.join(format!("{namespace}-{lease}-{}.log", std::process::id()));
+        let mut cmd = Command::new(binary);
+        cmd.arg("run")
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(["--watch-namespace", namespace, "--lease-name", lease])
+            .args(["--lease-namespace", namespace])
+            .args(["--metrics-bind-address", "127.0.0.1:0"])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log)?);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().context("starting model-fleet-operator")?;
+        let mut process = Self {
+            child,
+            log,
+            metrics_address: String::new(),
+        };
+        process.metrics_address = process.wait_for_metrics_address()?;
+        Ok(process)
+    }
+
+    fn wait_for_metrics_address(&mut self) -> anyhow::Result<String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait()? {
+                bail!("operator exited with {status}:\n{}", self.log_tail());
+            }
+            let file = std::fs::File::open(&self.log)?;
+            for line in BufReader::new(file).lines() {
+                let line = line?;
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+                    let fields = v.get("fields").unwrap_or(&v);
+                    let is_listen = fields.get("message").and_then(|m| m.as_str())
+                        == Some("metrics server listening");
+                    if let (true, Some(addr)) = (is_listen, fields.get("address")) {
+                        return Ok(addr.as_str().unwrap_or_default().to_owned());
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        bail!(
+            "operator did not report its metrics address in 30 s:\n{}",
+            self.log_tail()
+        )
+    }
+
+    /// The last 40 lines of the operator's log.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(40)..].join("\n")
+    }
+
+    /// Body of GET `path` on the metrics server (`/metrics`, `/healthz`, `/readyz`).
+    pub fn http_get(&self, path: &str) -> anyhow::Result<(u16, String)> {
+        let out = Command::new("curl")
+            .args(["-s", "-o", "-", "-w", "\n%{http_code}", "--max-time", "5"])
+            .arg(format!("http://{}{path}", self.metrics_address))
+            .output()?;
+        let text = String::from_utf8(out.stdout)?;
+        let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+        Ok((code.trim().parse().unwrap_or(0), body.to_owned()))
+    }
+
+    /// Sends SIGKILL (a crash) and waits for the process to end.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Sends SIGTERM and waits up to `timeout` for a clean exit; returns the exit status.
+    pub fn terminate(&mut self, timeout: Duration) -> anyhow::Result<std::process::ExitStatus> {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status()?;
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.kill();
+        bail!(
+            "operator did not exit within {timeout:?} of SIGTERM:\n{}",
+            self.log_tail()
+        )
+    }
+
+    /// Whether the process has exited.
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+}
+
+impl Drop for OperatorProcess {
+    fn drop(&mut self) {
+        if !self.exited() {
+            let _ = self.terminate(Duration::from_secs(10));
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! The real Terraform CLI driving the workspace's provider, in a throw-away working folder.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use anyhow::{Context, bail};
+
+use crate::cluster::repo_root;
+use crate::process::workspace_binary;
+
+/// A Terraform working folder whose CLI configuration (`TF_CLI_CONFIG_FILE`) points
+/// `modelfleet/modelfleet` at the freshly built provider with `dev_overrides` (no `init` needed).
+#[derive(Debug)]
+pub struct Terraform {
+    /// The working folder (`main.tf` and state live here); removed on drop.
+    pub dir: tempfile::TempDir,
+    cli_config: PathBuf,
+    binary: PathBuf,
+}
+
+/// The Terraform CLI all tests use: `$TF_BIN`, else `terraform` on PATH, else the OpenTofu that
+/// `make bootstrap` built (`cluster/scripts/tf-bin.sh` decides).
+pub fn terraform_binary() -> anyhow::Result<PathBuf> {
+    let out = Command::new("bash")
+        .arg(repo_root().join("acceptance-tests/cluster/scripts/tf-bin.sh"))
+        .output()?;
+    if !out.status.success() {
+        bail!("{}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(PathBuf::from(String::from_utf8(out.stdout)?.trim()))
+}
+
+impl Terraform {
+    /// A new working folder with `main_tf` written to `main.tf`.
+    pub fn new(main_tf: &str) -> anyhow::Result<Self> {
+        let provider = workspace_binary("terraform-provider-modelfleet")?;
+        let dir = tempfile::tempdir()?;
+        let cli_config = dir.path().join("dev.tfrc");
+        std::fs::write(
+            &cli_config,
+            format!(
+                "provider_installation {{\n  dev_overrides {{\n    \"modelfleet/modelfleet\" = \"{}\"\n  }}\n  direct {{}}\n}}\n",
+                provider.parent().context("provider path")?.display()
+            ),
+        )?;
+        let tf = Self {
+            dir,
+            cli_config,
+            binary: terraform_binary()?,
+        };
+        tf.write("main.tf", main_tf)?;
+        Ok(tf)
+    }
+
+    /// Writes (or replaces) a file in the working folder.
+    pub fn write(&self, name: &str, text: &str) -> anyhow::Result<()> {
+        Ok(std::fs::write(self.dir.path().join(name), text)?)
+    }
+
+    /// The working folder.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Runs `terraform ARGS` (with `-no-color` added by the caller where wanted) and returns the
+    /// raw output, whatever the exit code.
+    pub fn run(&self, args: &[&str]) -> anyhow::Result<Output> {
+        Command::new(&self.binary)
+            .current_dir(self.dir.path())
+            .args(args)
+            .env("TF_CLI_CONFIG_FILE", &self.cli_config)
+            .env("TF_IN_AUTOMATION", "1")
+            .env("CHECKPOINT_DISABLE", "1")
+            .output()
+            .context("running terraform")
+    }
+
+    /// Runs `terraform ARGS` and fails with its output when it exits non-zero; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> anyhow::Result<String> {
+        let out = self.run(args)?;
+        if !out.status.success() {
+            bail!(
+                "terraform {} failed ({}):\n{}\n{}",
+                args.join(" "),
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(String::from_utf8(out.stdout)?)
+    }
+
+    /// `terraform apply -auto-approve -no-color`.
+    pub fn apply(&self) -> anyhow::Result<String> {
+        self.ok(&["apply", "-auto-approve", "-no-color", "-input=false"])
+    }
+
+    /// Exit code of `terraform plan -detailed-exitcode`: 0 no changes, 2 changes (1 is an error,
+    /// returned as `Err` with the output).
+    pub fn plan_exit_code(&self) -> anyhow::Result<(i32, String)> {
+        let out = self.run(&["plan", "-detailed-exitcode", "-no-color", "-input=false"])?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        match out.status.code() {
+            Some(code @ (0 | 2)) => Ok((code, text)),
+            _ => bail!("terraform plan failed:\n{text}"),
+        }
+    }
+}
