@@ -62,12 +62,24 @@ pub fn mark_synced_when_ready<K>(
 {
     let health = ctx.health.clone();
     tokio::spawn(async move {
-        if store.wait_until_ready().await.is_ok() {
-            tracing::info!(%kind, "controller caches synced");
-            health.controller_synced();
+        // The store's readiness is a one-shot channel that wakes only its latest poller, and the controller's own
+        // applier waits on it too: poll again periodically instead of relying on being woken.
+        loop {
+            match tokio::time::timeout(SYNC_POLL, store.wait_until_ready()).await {
+                Ok(Ok(())) => {
+                    tracing::info!(%kind, "controller caches synced");
+                    health.controller_synced();
+                    return;
+                }
+                Ok(Err(_)) => return,
+                Err(_) => continue,
+            }
         }
     });
 }
+
+/// How often a controller's cache readiness is re-checked (seconds: 0.5).
+const SYNC_POLL: Duration = Duration::from_millis(500);
 
 /// How long controllers get to finish in-flight reconciles after a stop (seconds: 10).
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(10);
