@@ -1,0 +1,170 @@
+//! Managed resources: the [`Resource`] trait every `modelfleet_*` type implements, the registry
+//! the gRPC server dispatches on, and the shared machinery for custom-resource-backed types.
+
+pub mod custom;
+pub mod dataset;
+pub mod fields;
+pub mod managed;
+pub mod names;
+pub mod timeouts;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::client::LazyClient;
+use crate::config::ProviderConfig;
+use crate::diag::{AttrPath, Diagnostics};
+use crate::schema::Schema;
+use crate::value::{self, Value};
+
+/// What a configured provider hands to resource operations.
+pub struct ProviderContext {
+    /// The parsed provider configuration.
+    pub config: ProviderConfig,
+    /// The Kubernetes client, built on first use.
+    pub client: LazyClient,
+}
+
+impl ProviderContext {
+    /// A context for `config` (no I/O).
+    pub fn new(config: ProviderConfig) -> ProviderContext {
+        let client = LazyClient::new(config.clone());
+        ProviderContext { config, client }
+    }
+}
+
+/// The outcome of planning (tfplugin5 `PlanResourceChange.Response`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Planned {
+    /// The planned new state (null for a destroy).
+    pub state: Value,
+    /// Attributes whose change forces replacement.
+    pub requires_replace: Vec<AttrPath>,
+}
+
+/// A managed resource type.
+#[tonic::async_trait]
+pub trait Resource: Send + Sync {
+    /// Terraform type name, e.g. `modelfleet_dataset`.
+    fn type_name(&self) -> &str;
+
+    /// The schema (its `version` is what state records).
+    fn schema(&self) -> &Schema;
+
+    /// Static checks of a configuration (values may be unknown). No I/O.
+    fn validate(&self, config: &Value) -> Diagnostics;
+
+    /// Rewrites stored state of schema `version` (JSON form) into the current schema.
+    ///
+    /// # Errors
+    /// Diagnostics when the state cannot be interpreted.
+    fn upgrade(&self, version: i64, json: &[u8]) -> Result<Value, Diagnostics> {
+        upgrade_same_version(self.schema(), version, json)
+    }
+
+    /// Plans a change. `prior` null = create, `proposed` null = destroy. No I/O.
+    ///
+    /// # Errors
+    /// Diagnostics (with paths) for configurations that cannot be planned.
+    fn plan(
+        &self,
+        ctx: &ProviderContext,
+        prior: &Value,
+        proposed: &Value,
+        config: &Value,
+    ) -> Result<Planned, Diagnostics>;
+
+    /// Refreshes `state` from the cluster; null means the object is gone.
+    ///
+    /// # Errors
+    /// Diagnostics for failures other than "not found".
+    async fn read(&self, ctx: &ProviderContext, state: &Value) -> Result<Value, Diagnostics>;
+
+    /// Applies a planned change; `planned` null = delete. Returns the new state (on failure, the
+    /// state that now exists, e.g. the prior state when a delete timed out) and diagnostics.
+    async fn apply(
+        &self,
+        ctx: &ProviderContext,
+        prior: &Value,
+        planned: &Value,
+        config: &Value,
+    ) -> (Value, Diagnostics);
+
+    /// Imports an existing object by ID.
+    ///
+    /// # Errors
+    /// Diagnostics for malformed IDs and missing objects.
+    async fn import(&self, ctx: &ProviderContext, id: &str) -> Result<Value, Diagnostics>;
+}
+
+/// Upgrade for a schema that has only ever had its current version: decode the JSON with the
+/// current type. Newer versions (state written by a newer provider) are refused.
+///
+/// # Errors
+/// Diagnostics for a newer version or undecodable JSON.
+pub fn upgrade_same_version(
+    schema: &Schema,
+    version: i64,
+    json: &[u8],
+) -> Result<Value, Diagnostics> {
+    if version > schema.version {
+        return Err(Diagnostics::error(
+            "State written by a newer provider",
+            format!(
+                "The state has schema version {version}, this provider knows up to {}. Upgrade \
+                 the provider.",
+                schema.version
+            ),
+        ));
+    }
+    value::json::decode(json, &schema.value_type()).map_err(|e| {
+        Diagnostics::error(
+            "Cannot read stored state",
+            format!("The stored state does not match the resource schema: {e}"),
+        )
+    })
+}
+
+/// Resource types by Terraform type name.
+#[derive(Clone, Default)]
+pub struct Registry {
+    resources: BTreeMap<String, Arc<dyn Resource>>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    /// The registry with every resource this provider ships.
+    pub fn builtin() -> Registry {
+        let mut registry = Registry::new();
+        registry.register(Arc::new(dataset::dataset()));
+        registry
+    }
+
+    /// Adds a resource type.
+    pub fn register(&mut self, resource: Arc<dyn Resource>) {
+        self.resources
+            .insert(resource.type_name().to_string(), resource);
+    }
+
+    /// The resource type named `type_name`.
+    ///
+    /// # Errors
+    /// A diagnostic naming the unknown type.
+    pub fn get(&self, type_name: &str) -> Result<&Arc<dyn Resource>, Diagnostics> {
+        self.resources.get(type_name).ok_or_else(|| {
+            Diagnostics::error(
+                "Unknown resource type",
+                format!("This provider has no resource type {type_name:?}."),
+            )
+        })
+    }
+
+    /// All resource types, sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Resource>> {
+        self.resources.values()
+    }
+}

@@ -1,0 +1,409 @@
+//! The tfplugin5 `Provider` gRPC service: decodes requests, dispatches to the resource registry,
+//! encodes responses. Unimplemented RPCs (data sources, ephemeral resources, functions, moves)
+//! keep tonic's generated default, which answers `Unimplemented`.
+//!
+//! Every failure the user can act on is a diagnostic in the response, never a gRPC error.
+
+use std::sync::Arc;
+
+use tokio::sync::RwLock;
+use tonic::{Request, Response, Status};
+
+use crate::config::{self, ProviderConfig};
+use crate::diag::Diagnostics;
+use crate::proto::tfplugin5 as pb;
+use crate::resources::{ProviderContext, Registry};
+use crate::schema::provider_schema;
+use crate::value::{self, Type, Value};
+
+/// The provider service.
+pub struct ProviderService {
+    registry: Registry,
+    context: RwLock<Option<Arc<ProviderContext>>>,
+}
+
+impl ProviderService {
+    /// A service over `registry`, not configured yet.
+    pub fn new(registry: Registry) -> ProviderService {
+        ProviderService {
+            registry,
+            context: RwLock::new(None),
+        }
+    }
+
+    async fn context(&self) -> Result<Arc<ProviderContext>, Diagnostics> {
+        self.context.read().await.clone().ok_or_else(|| {
+            Diagnostics::error(
+                "Provider not configured",
+                "Terraform called a resource operation before Configure.",
+            )
+        })
+    }
+}
+
+/// Decodes a DynamicValue (msgpack, or JSON when only that is set); an absent value is null.
+fn decode(value: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Value, Diagnostics> {
+    let Some(dv) = value else {
+        return Ok(Value::Null);
+    };
+    let result = if !dv.msgpack.is_empty() {
+        value::msgpack::decode(&dv.msgpack, ty)
+    } else if !dv.json.is_empty() {
+        value::json::decode(&dv.json, ty)
+    } else {
+        return Ok(Value::Null);
+    };
+    result.map_err(|e| {
+        Diagnostics::error(
+            format!("Invalid {what} from Terraform"),
+            format!("The provider could not decode the {what}: {e}"),
+        )
+    })
+}
+
+/// Encodes a value as a msgpack DynamicValue.
+fn encode(value: &Value, ty: &Type) -> Result<pb::DynamicValue, Diagnostics> {
+    value::msgpack::encode(value, ty)
+        .map(|msgpack| pb::DynamicValue {
+            msgpack,
+            json: vec![],
+        })
+        .map_err(|e| Diagnostics::error("Provider produced an invalid value", e.to_string()))
+}
+
+#[tonic::async_trait]
+impl pb::provider_server::Provider for ProviderService {
+    async fn get_metadata(
+        &self,
+        _request: Request<pb::get_metadata::Request>,
+    ) -> Result<Response<pb::get_metadata::Response>, Status> {
+        Ok(Response::new(pb::get_metadata::Response {
+            server_capabilities: Some(pb::ServerCapabilities::default()),
+            resources: self
+                .registry
+                .iter()
+                .map(|r| pb::get_metadata::ResourceMetadata {
+                    type_name: r.type_name().to_string(),
+                })
+                .collect(),
+            ..Default::default()
+        }))
+    }
+
+    async fn get_schema(
+        &self,
+        _request: Request<pb::get_provider_schema::Request>,
+    ) -> Result<Response<pb::get_provider_schema::Response>, Status> {
+        Ok(Response::new(pb::get_provider_schema::Response {
+            provider: Some(provider_schema().to_proto()),
+            resource_schemas: self
+                .registry
+                .iter()
+                .map(|r| (r.type_name().to_string(), r.schema().to_proto()))
+                .collect(),
+            server_capabilities: Some(pb::ServerCapabilities::default()),
+            ..Default::default()
+        }))
+    }
+
+    async fn prepare_provider_config(
+        &self,
+        request: Request<pb::prepare_provider_config::Request>,
+    ) -> Result<Response<pb::prepare_provider_config::Response>, Status> {
+        let request = request.into_inner();
+        let ty = provider_schema().value_type();
+        let diagnostics = match decode(request.config.as_ref(), &ty, "provider configuration") {
+            Ok(config) => config::validate(&config),
+            Err(diags) => diags,
+        };
+        Ok(Response::new(pb::prepare_provider_config::Response {
+            prepared_config: request.config,
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    async fn validate_resource_type_config(
+        &self,
+        request: Request<pb::validate_resource_type_config::Request>,
+    ) -> Result<Response<pb::validate_resource_type_config::Response>, Status> {
+        let request = request.into_inner();
+        let diagnostics = (|| {
+            let resource = self.registry.get(&request.type_name)?;
+            let config = decode(
+                request.config.as_ref(),
+                &resource.schema().value_type(),
+                "configuration",
+            )?;
+            Ok::<_, Diagnostics>(resource.validate(&config))
+        })()
+        .unwrap_or_else(|diags| diags);
+        Ok(Response::new(pb::validate_resource_type_config::Response {
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    async fn upgrade_resource_state(
+        &self,
+        request: Request<pb::upgrade_resource_state::Request>,
+    ) -> Result<Response<pb::upgrade_resource_state::Response>, Status> {
+        let request = request.into_inner();
+        let result = (|| {
+            let resource = self.registry.get(&request.type_name)?;
+            let raw = request.raw_state.unwrap_or_default();
+            if raw.json.is_empty() {
+                if !raw.flatmap.is_empty() {
+                    return Err(Diagnostics::error(
+                        "Unsupported legacy state",
+                        "This state is in the pre-0.12 flatmap format, which this provider \
+                         never wrote.",
+                    ));
+                }
+                return encode(&Value::Null, &resource.schema().value_type());
+            }
+            let upgraded = resource.upgrade(request.version, &raw.json)?;
+            encode(&upgraded, &resource.schema().value_type())
+        })();
+        let (upgraded_state, diagnostics) = match result {
+            Ok(state) => (Some(state), Diagnostics::new()),
+            Err(diags) => (None, diags),
+        };
+        Ok(Response::new(pb::upgrade_resource_state::Response {
+            upgraded_state,
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    async fn configure(
+        &self,
+        request: Request<pb::configure::Request>,
+    ) -> Result<Response<pb::configure::Response>, Status> {
+        let request = request.into_inner();
+        let ty = provider_schema().value_type();
+        let diagnostics = match decode(request.config.as_ref(), &ty, "provider configuration") {
+            Ok(config) => {
+                let diags = config::validate(&config);
+                if !diags.has_errors() {
+                    let parsed = ProviderConfig::from_value(&config);
+                    tracing::debug!(
+                        terraform = %request.terraform_version,
+                        field_manager = %parsed.field_manager,
+                        "provider configured"
+                    );
+                    *self.context.write().await = Some(Arc::new(ProviderContext::new(parsed)));
+                }
+                diags
+            }
+            Err(diags) => diags,
+        };
+        Ok(Response::new(pb::configure::Response {
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    async fn read_resource(
+        &self,
+        request: Request<pb::read_resource::Request>,
+    ) -> Result<Response<pb::read_resource::Response>, Status> {
+        let request = request.into_inner();
+        let result = async {
+            let resource = self.registry.get(&request.type_name)?;
+            let ty = resource.schema().value_type();
+            let state = decode(request.current_state.as_ref(), &ty, "current state")?;
+            if state.is_null() {
+                return encode(&Value::Null, &ty);
+            }
+            let ctx = self.context().await?;
+            let new_state = resource.read(&ctx, &state).await?;
+            encode(&new_state, &ty)
+        }
+        .await;
+        let (new_state, diagnostics) = match result {
+            Ok(state) => (Some(state), Diagnostics::new()),
+            // On failure keep the current state (Terraform reports the error).
+            Err(diags) => (request.current_state, diags),
+        };
+        Ok(Response::new(pb::read_resource::Response {
+            new_state,
+            diagnostics: diagnostics.to_proto(),
+            // Private data must be echoed or Terraform drops it.
+            private: request.private,
+            deferred: None,
+        }))
+    }
+
+    async fn plan_resource_change(
+        &self,
+        request: Request<pb::plan_resource_change::Request>,
+    ) -> Result<Response<pb::plan_resource_change::Response>, Status> {
+        let request = request.into_inner();
+        let result = async {
+            let resource = self.registry.get(&request.type_name)?;
+            let ty = resource.schema().value_type();
+            let prior = decode(request.prior_state.as_ref(), &ty, "prior state")?;
+            let proposed = decode(request.proposed_new_state.as_ref(), &ty, "proposed state")?;
+            let config = decode(request.config.as_ref(), &ty, "configuration")?;
+            let ctx = self.context().await?;
+            let planned = resource.plan(&ctx, &prior, &proposed, &config)?;
+            Ok::<_, Diagnostics>((encode(&planned.state, &ty)?, planned.requires_replace))
+        }
+        .await;
+        Ok(Response::new(match result {
+            Ok((planned_state, requires_replace)) => pb::plan_resource_change::Response {
+                planned_state: Some(planned_state),
+                requires_replace: requires_replace.iter().map(|p| p.to_proto()).collect(),
+                planned_private: request.prior_private,
+                ..Default::default()
+            },
+            Err(diags) => pb::plan_resource_change::Response {
+                diagnostics: diags.to_proto(),
+                ..Default::default()
+            },
+        }))
+    }
+
+    async fn apply_resource_change(
+        &self,
+        request: Request<pb::apply_resource_change::Request>,
+    ) -> Result<Response<pb::apply_resource_change::Response>, Status> {
+        let request = request.into_inner();
+        let result = async {
+            let resource = self.registry.get(&request.type_name)?;
+            let ty = resource.schema().value_type();
+            let prior = decode(request.prior_state.as_ref(), &ty, "prior state")?;
+            let planned = decode(request.planned_state.as_ref(), &ty, "planned state")?;
+            let config = decode(request.config.as_ref(), &ty, "configuration")?;
+            let ctx = self.context().await?;
+            let (new_state, diags) = resource.apply(&ctx, &prior, &planned, &config).await;
+            Ok::<_, Diagnostics>((encode(&new_state, &ty)?, diags))
+        }
+        .await;
+        let (new_state, diagnostics) = match result {
+            Ok((state, diags)) => (Some(state), diags),
+            Err(diags) => (request.prior_state, diags),
+        };
+        Ok(Response::new(pb::apply_resource_change::Response {
+            new_state,
+            private: request.planned_private,
+            diagnostics: diagnostics.to_proto(),
+            legacy_type_system: false,
+        }))
+    }
+
+    async fn import_resource_state(
+        &self,
+        request: Request<pb::import_resource_state::Request>,
+    ) -> Result<Response<pb::import_resource_state::Response>, Status> {
+        let request = request.into_inner();
+        let result = async {
+            let resource = self.registry.get(&request.type_name)?;
+            let ctx = self.context().await?;
+            let state = resource.import(&ctx, &request.id).await?;
+            encode(&state, &resource.schema().value_type())
+        }
+        .await;
+        Ok(Response::new(match result {
+            Ok(state) => pb::import_resource_state::Response {
+                imported_resources: vec![pb::import_resource_state::ImportedResource {
+                    type_name: request.type_name,
+                    state: Some(state),
+                    private: vec![],
+                }],
+                ..Default::default()
+            },
+            Err(diags) => pb::import_resource_state::Response {
+                diagnostics: diags.to_proto(),
+                ..Default::default()
+            },
+        }))
+    }
+
+    async fn stop(
+        &self,
+        _request: Request<pb::stop::Request>,
+    ) -> Result<Response<pb::stop::Response>, Status> {
+        // Operations poll with short sleeps and Terraform cancels their RPCs; nothing to abort.
+        Ok(Response::new(pb::stop::Response::default()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::tfplugin5::provider_server::Provider as _;
+
+    #[tokio::test]
+    async fn schema_lists_the_dataset_and_marks_secrets() {
+        let service = ProviderService::new(Registry::builtin());
+        let schema = service
+            .get_schema(Request::new(pb::get_provider_schema::Request {}))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(schema.resource_schemas.contains_key("modelfleet_dataset"));
+        let provider = schema.provider.unwrap().block.unwrap();
+        let token = provider
+            .attributes
+            .iter()
+            .find(|a| a.name == "token")
+            .unwrap();
+        assert!(token.sensitive);
+    }
+
+    #[tokio::test]
+    async fn unknown_type_and_garbage_are_diagnostics_not_errors() {
+        let service = ProviderService::new(Registry::builtin());
+        let response = service
+            .validate_resource_type_config(Request::new(
+                pb::validate_resource_type_config::Request {
+                    type_name: "modelfleet_nope".into(),
+                    config: None,
+                },
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(response.diagnostics.len(), 1);
+        let response = service
+            .validate_resource_type_config(Request::new(
+                pb::validate_resource_type_config::Request {
+                    type_name: "modelfleet_dataset".into(),
+                    config: Some(pb::DynamicValue {
+                        msgpack: vec![0xde, 0xff],
+                        json: vec![],
+                    }),
+                },
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(
+            response.diagnostics[0]
+                .summary
+                .contains("Invalid configuration")
+        );
+    }
+
+    #[tokio::test]
+    async fn plan_before_configure_is_a_diagnostic() {
+        let service = ProviderService::new(Registry::builtin());
+        let response = service
+            .plan_resource_change(Request::new(pb::plan_resource_change::Request {
+                type_name: "modelfleet_dataset".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(response.diagnostics[0].summary, "Provider not configured");
+    }
+
+    #[tokio::test]
+    async fn unimplemented_rpcs_answer_unimplemented() {
+        let service = ProviderService::new(Registry::builtin());
+        let status = service
+            .read_data_source(Request::new(pb::read_data_source::Request::default()))
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unimplemented);
+    }
+}
