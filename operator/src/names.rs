@@ -73,7 +73,14 @@ pub fn stable_hash(input: &str) -> String {
 /// plus a hash of the full original name fits in 63 characters. Distinct inputs get distinct
 /// results (the hash covers the whole input), and the result never changes for the same input.
 pub fn child_name(name: &str, rule: NameRule) -> String {
-    if rule.is_valid(name) {
+    child_name_within(name, rule, MAX_LEN)
+}
+
+/// Like [`child_name`] with a tighter length limit `max_len` (at most 63, at least 16), for
+/// names the cluster extends (an Indexed Job's pods are named `<job>-<index>`).
+pub fn child_name_within(name: &str, rule: NameRule, max_len: usize) -> String {
+    let max_len = max_len.clamp(HASH_LEN + 6, MAX_LEN);
+    if rule.is_valid(name) && name.len() <= max_len {
         return name.to_string();
     }
     let mut prefix: String = name
@@ -87,7 +94,7 @@ pub fn child_name(name: &str, rule: NameRule) -> String {
     if rule == NameRule::Dns1035Label && !prefix.starts_with(|c: char| c.is_ascii_lowercase()) {
         prefix.insert(0, 'x');
     }
-    prefix.truncate(MAX_LEN - HASH_LEN - 1);
+    prefix.truncate(max_len - HASH_LEN - 1);
     let prefix = prefix.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
     let prefix = prefix.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
     let hash = stable_hash(name);
@@ -146,6 +153,17 @@ mod tests {
         assert!(NameRule::Dns1035Label.is_valid(&n), "{n}");
         assert!(n.starts_with("x7b-chat-"));
         assert_ne!(n, child_name("7b-chat2", NameRule::Dns1035Label));
+    }
+
+    #[test]
+    fn tighter_limits_are_honoured() {
+        let n = child_name_within(&"a".repeat(63), NameRule::Dns1123Label, 60);
+        assert_eq!(n.len(), 60);
+        assert!(NameRule::Dns1123Label.is_valid(&n));
+        assert_eq!(
+            child_name_within("short", NameRule::Dns1123Label, 60),
+            "short"
+        );
     }
 
     #[test]

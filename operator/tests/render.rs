@@ -416,3 +416,25 @@ fn invalid_input_names_the_field() {
     );
     assert!(err.contains("unknown field \"spec.bogus\""), "{err}");
 }
+
+// Case O-01 for Jobs: an Indexed run's pods are named `<job>-<index>`, so the Job name leaves room.
+#[test]
+fn indexed_job_names_leave_room_for_the_index() {
+    let long = "r".repeat(80);
+    let spec = run(&format!(
+        "{RUN}  completionMode: Indexed\n  completions: 16\n  parallelism: 16\n"
+    ))
+    .spec;
+    let name = model_fleet_operator::render::job_name(&long, &spec);
+    assert!(name.len() <= 63 - 3, "{name}");
+    assert!(NameRule::Dns1123Label.is_valid(&name));
+    assert_eq!(
+        model_fleet_operator::render::job_name("ft-1", &spec),
+        "ft-1"
+    );
+    let plain = run(RUN).spec;
+    assert_eq!(
+        model_fleet_operator::render::job_name(&long, &plain).len(),
+        63
+    );
+}

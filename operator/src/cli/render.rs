@@ -42,8 +42,14 @@ pub fn main(args: RenderArgs) -> anyhow::Result<()> {
                 .map_err(|e: String| anyhow::anyhow!("--default-gateway: {e}"))?,
         ),
     };
-    let out =
-        render_manifests(&text, &args.namespace, &config).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let out = match render_manifests(&text, &args.namespace, &config) {
+        Ok(out) => out,
+        Err(message) => {
+            // A user error, not a program failure: no backtrace, exit status 1.
+            eprintln!("{message}");
+            std::process::exit(1);
+        }
+    };
     print!("{out}");
     Ok(())
 }

@@ -14,11 +14,14 @@ mod training;
 
 pub use datasets::{DatasetReason, DatasetRefusal, ResolvedDataset, check_datasets};
 pub use gateway::{HTTPRoute, HttpRouteSpec};
+pub use inference::route_url;
 pub use inference::{InferenceChildren, InferenceFacts, RenderedInference, render_inference};
 pub use keda::{PAUSED_REPLICAS_ANNOTATION, ScaledObject, ScaledObjectSpec};
 pub use manifests::render_manifests;
 pub use meta::{FIELD_MANAGER, LABEL_INFERENCE, LABEL_TRAINING, MANAGED_BY};
-pub use training::{RenderedTraining, TrainingChildren, TrainingFacts, render_training};
+pub use training::{
+    DATASETS_ENV, RenderedTraining, TrainingChildren, TrainingFacts, job_name, render_training,
+};
 
 use std::fmt;
 use std::str::FromStr;

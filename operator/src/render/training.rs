@@ -20,9 +20,9 @@ use super::pod::{
     DATASET_VOLUME_PREFIX, DEFAULT_SERVICE_ACCOUNT, MainContainer, PodInputs, env_value, pod_spec,
 };
 use super::{RenderConfig, RenderError};
-use crate::api::{CompletionMode, Dataset, Intent, TrainingRun};
+use crate::api::{CompletionMode, Dataset, Intent, TrainingRun, TrainingRunSpec};
 use crate::capacity::{self, FitBudget};
-use crate::names::{NameRule, child_name, label_value};
+use crate::names::{MAX_LEN, NameRule, child_name, child_name_within, label_value};
 
 /// Env var carrying the datasets as JSON: `[{name, version, uri, splits, mountPath}]`.
 pub const DATASETS_ENV: &str = "MODEL_FLEET_DATASETS_JSON";
@@ -71,9 +71,22 @@ pub struct RenderedTraining {
     pub facts: TrainingFacts,
 }
 
-/// The Job name of a run (also known at plan time by the provider).
-pub fn job_name(run_name: &str) -> String {
-    child_name(run_name, NameRule::Dns1123Label)
+/// The Job name of a run named `run_name` (the provider computes `job_name` at plan time with
+/// it). A DNS-1123 label of at most 63 characters; for an Indexed run shorter still, so that pod
+/// host names `<job>-<index>` stay within 63.
+pub fn job_name(run_name: &str, spec: &TrainingRunSpec) -> String {
+    let indexed = spec.completion_mode == Some(CompletionMode::Indexed);
+    let max_index = spec
+        .completions
+        .unwrap_or(1)
+        .max(spec.parallelism.unwrap_or(1))
+        - 1;
+    let reserve = if indexed {
+        1 + max_index.max(0).to_string().len()
+    } else {
+        0
+    };
+    child_name_within(run_name, NameRule::Dns1123Label, MAX_LEN - reserve)
 }
 
 /// Renders a TrainingRun. `datasets` are the Datasets fetched from the run's namespace. Errors:
@@ -115,7 +128,7 @@ pub fn render_training(
         }
     }
 
-    let name = job_name(&owner.name);
+    let name = job_name(&owner.name, spec);
     let selector = BTreeMap::from([(LABEL_TRAINING.to_string(), label_value(&owner.name))]);
     let labels = labels(&owner, "training", &selector);
     let intent = spec.intent.unwrap_or_default();
