@@ -2,9 +2,9 @@
 //! resources (group `modelfleet.io`) into plain Kubernetes children.
 //!
 //! The module layout follows DESIGN.md section 2; the modules arrive with their issues.
-pub mod controller;
-pub mod telemetry;
 pub mod api;
 pub mod capacity;
+pub mod controller;
 pub mod names;
 pub mod render;
+pub mod telemetry;
