@@ -208,7 +208,7 @@ fn every_invalid_example_is_refused_with_its_path_and_message() {
         let new = c.docs.last().unwrap();
         let old = (c.docs.len() > 1).then(|| &c.docs[0]);
         if let Some(old) = old {
-            let (s, e) = (api::validate::validate_manifest(old), cel_errors(old, None));
+            let (s, e) = (api::validate::validate_schema(old), cel_errors(old, None));
             if !s.is_empty() || !e.is_empty() {
                 failures.push(format!(
                     "{}: the created document is itself invalid: {s:?} {e:?}",
@@ -220,7 +220,7 @@ fn every_invalid_example_is_refused_with_its_path_and_message() {
         let got: Vec<(String, String)> = if c.covers == "cel" {
             cel_errors(new, old)
         } else {
-            api::validate::validate_manifest(new)
+            api::validate::validate_schema(new)
                 .into_iter()
                 .map(|e| (e.path, e.message))
                 .collect()
@@ -259,7 +259,7 @@ fn every_example_is_valid() {
             continue;
         }
         for doc in parse_docs(&std::fs::read_to_string(&path).unwrap()) {
-            let schema = api::validate::validate_manifest(&doc);
+            let schema = api::validate::validate_schema(&doc);
             assert!(schema.is_empty(), "{}: {schema:?}", path.display());
             let cel = cel_errors(&doc, None);
             assert!(cel.is_empty(), "{}: {cel:?}", path.display());

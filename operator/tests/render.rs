@@ -438,3 +438,19 @@ fn indexed_job_names_leave_room_for_the_index() {
         63
     );
 }
+
+// `render -f` evaluates the CRDs' CEL rules too, with the API server's paths and messages.
+#[test]
+fn invalid_input_reports_cel_rules() {
+    let bad =
+        format!("{BASE}  replicas: {{min: 3, max: 2}}\n  volumes: [{{name: v, mountPath: /v}}]\n");
+    let err = render_manifests(&bad, "default", &config()).unwrap_err();
+    assert!(
+        err.contains("spec.replicas.min: Invalid value: replicas.min must not exceed replicas.max"),
+        "{err}"
+    );
+    assert!(
+        err.contains("spec.volumes[0]: Invalid value: volumes[]: set exactly one of"),
+        "{err}"
+    );
+}

@@ -2,8 +2,9 @@
 //! structural schema (types, required, enums, ranges, lengths, patterns, unknown fields) and
 //! reports errors in the API server's words and field paths, e.g.
 //! `spec.replicas.min: Invalid value: -1: spec.replicas.min in body should be greater than or equal to 0`.
-//! Used by `render -f` and usable by the provider for plan-time diagnostics. CEL rules
-//! (`x-kubernetes-validations`) are left to the API server.
+//! The CRDs' CEL rules (`x-kubernetes-validations`) are then evaluated client-side with `kube-cel`,
+//! as the API server would. Used by `render -f` and usable by the provider for plan-time
+//! diagnostics; the API server stays the authority.
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -49,9 +50,43 @@ pub fn schema_of(kind: &str) -> Option<&'static Value> {
     schemas().iter().find(|(k, _)| k == kind).map(|(_, s)| s)
 }
 
-/// Validates a whole manifest (`apiVersion`, `kind`, `metadata.name`, `spec` against the schema).
-/// `status` is ignored, as on create. An empty result means valid.
+/// Validates a whole manifest as the API server does on create: first the schema
+/// ([`validate_schema`]), then, when that passes, the CEL rules ([`validate_cel`]). An empty
+/// result means valid.
 pub fn validate_manifest(manifest: &Value) -> Vec<FieldError> {
+    let errs = validate_schema(manifest);
+    if !errs.is_empty() {
+        return errs;
+    }
+    validate_cel(manifest, None)
+}
+
+/// Evaluates the CRD's CEL rules on `manifest`; with `old`, transition rules (`oldSelf`) too, as
+/// on an update. Messages read like the API server's (`spec.replicas.min: Invalid value: ...`).
+pub fn validate_cel(manifest: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let kind = manifest
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let Some(schema) = schema_of(kind) else {
+        return Vec::new();
+    };
+    match kube_cel::Validator::new().validate(schema, manifest, old) {
+        Ok(()) => Vec::new(),
+        Err(errs) => errs
+            .iter()
+            .map(|e| FieldError {
+                path: e.field_path.trim_start_matches('.').to_string(),
+                message: format!("Invalid value: {}", e.message),
+            })
+            .collect(),
+    }
+}
+
+/// Validates a whole manifest's structure (`apiVersion`, `kind`, `metadata.name`, `spec` against
+/// the schema: types, required, enums, ranges, lengths, patterns, unknown fields). `status` is
+/// ignored, as on create. An empty result means valid.
+pub fn validate_schema(manifest: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let kind = manifest
         .get("kind")
