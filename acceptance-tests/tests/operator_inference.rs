@@ -1,0 +1,558 @@
+//! The InferenceService controller against the control plane with simulated nodes (issue 4): the echo example
+//! becomes Ready and an unchanged object then costs zero writes; replicas are handed over between fixed and autoscaled
+//! both ways (case O-04); deleted objects go without reconcile errors (case O-03); Ready never trusts stale data and
+//! says Unschedulable (case O-02); a crash right after the Deployment is applied converges on restart (crash safety).
+//!
+//! One operator process per test, watching only the test's namespace, running as the chart's ClusterRole.
+
+use std::time::Duration;
+
+use acceptance_tests::process::{OPERATOR_USER, operator_kubeconfig};
+use acceptance_tests::{Cluster, OperatorProcess, wait_for};
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::Api;
+use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::{Value, json};
+
+fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+fn isvc_resource() -> ApiResource {
+    resource(
+        "modelfleet.io",
+        "v1alpha1",
+        "InferenceService",
+        "inferenceservices",
+    )
+}
+
+fn route_resource() -> ApiResource {
+    resource("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes")
+}
+
+fn scaled_object_resource() -> ApiResource {
+    resource("keda.sh", "v1alpha1", "ScaledObject", "scaledobjects")
+}
+
+fn api(client: &kube::Client, ns: &str, ar: &ApiResource) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), ns, ar)
+}
+
+/// Installs our CRDs from the chart (the copy checked against `model-fleet-operator crd`).
+fn install_crds(cluster: &Cluster) -> anyhow::Result<()> {
+    let dir = acceptance_tests::cluster::repo_root().join("charts/model-fleet-operator/crds");
+    let dir = dir.to_str().unwrap_or_default().to_owned();
+    cluster.kubectl_ok(&[
+        "apply",
+        "--server-side",
+        "--field-manager=acceptance-tests",
+        "-f",
+        &dir,
+    ])?;
+    cluster.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/inferenceservices.modelfleet.io",
+        "--timeout=60s",
+    ])?;
+    Ok(())
+}
+
+/// Starts an operator for `ns` with a short resync so zero-write checks see several reconciles.
+fn operator(cluster: &Cluster, ns: &str, env: &[(&str, &str)]) -> anyhow::Result<OperatorProcess> {
+    let kubeconfig = operator_kubeconfig(cluster)?;
+    let gateway = format!("{ns}/shared");
+    OperatorProcess::start(
+        cluster,
+        &kubeconfig,
+        ns,
+        "fleet",
+        &["--default-gateway", &gateway, "--resync-seconds", "2"],
+        env,
+    )
+}
+
+/// Server-side applies an InferenceService as a user would (`kubectl apply --server-side`).
+async fn apply(api: &Api<DynamicObject>, name: &str, spec: Value) -> anyhow::Result<()> {
+    let body = json!({
+        "apiVersion": "modelfleet.io/v1alpha1", "kind": "InferenceService",
+        "metadata": {"name": name}, "spec": spec,
+    });
+    api.patch(
+        name,
+        &PatchParams::apply("acceptance-tests").force(),
+        &Patch::Apply(&body),
+    )
+    .await?;
+    Ok(())
+}
+
+/// `(status, reason)` of condition `type_`.
+fn condition(object: &DynamicObject, type_: &str) -> Option<(String, String)> {
+    object
+        .data
+        .pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find_map(|c| {
+            (c.get("type")?.as_str()? == type_).then(|| {
+                (
+                    c["status"].as_str().unwrap_or_default().to_owned(),
+                    c["reason"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+        })
+}
+
+fn observed_current_generation(object: &DynamicObject) -> bool {
+    object
+        .data
+        .pointer("/status/observedGeneration")
+        .and_then(Value::as_i64)
+        == object.metadata.generation
+}
+
+async fn wait_condition(
+    isvcs: &Api<DynamicObject>,
+    name: &str,
+    type_: &str,
+    status: &str,
+    reason: Option<&str>,
+    timeout: Duration,
+) -> anyhow::Result<DynamicObject> {
+    wait_for(
+        &format!("{name} {type_}={status} {reason:?}"),
+        timeout,
+        || async {
+            let object = isvcs.get(name).await?;
+            let found = condition(&object, type_);
+            let ok = observed_current_generation(&object)
+                && found
+                    .as_ref()
+                    .is_some_and(|(s, r)| s == status && reason.is_none_or(|want| want == r));
+            if ok {
+                Ok(Some(object))
+            } else {
+                anyhow::bail!("{type_} is {found:?}")
+            }
+        },
+    )
+    .await
+}
+
+fn metric(operator: &OperatorProcess, line_prefix: &str) -> anyhow::Result<f64> {
+    let (_, body) = operator.http_get("/metrics")?;
+    Ok(body
+        .lines()
+        .filter(|l| l.starts_with(line_prefix))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum())
+}
+
+fn echo_spec() -> Value {
+    let text = std::fs::read_to_string(
+        acceptance_tests::cluster::repo_root().join("examples/inference-kind.yaml"),
+    )
+    .expect("examples/inference-kind.yaml");
+    let manifest: Value = serde_yaml::from_str(&text).expect("example is YAML");
+    manifest["spec"].clone()
+}
+
+/// Writes the route's status the way a Gateway controller would after accepting it.
+async fn accept_route(client: &kube::Client, ns: &str, name: &str) -> anyhow::Result<()> {
+    let status = json!({"status": {"parents": [{
+        "parentRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "shared", "namespace": ns},
+        "controllerName": "example.com/test-gateway",
+        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "accepted",
+                        "observedGeneration": 1, "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+    }]}});
+    api(client, ns, &route_resource())
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn echo_example_becomes_ready_then_an_unchanged_object_costs_zero_writes()
+-> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    install_crds(&cluster)?;
+    let ns = cluster.namespace("op-echo").await?;
+    let client = cluster.client().await?;
+    let operator = operator(&cluster, ns.name(), &[])?;
+    let isvcs = api(&client, ns.name(), &isvc_resource());
+    apply(&isvcs, "echo", echo_spec()).await?;
+
+    // The first reconcile already says Ready=False for the current generation (case O-02).
+    let first = wait_for("a first status", Duration::from_secs(20), || async {
+        let object = isvcs.get("echo").await?;
+        Ok(
+            (observed_current_generation(&object) && condition(&object, "Ready").is_some())
+                .then_some(object),
+        )
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    assert_eq!(
+        condition(&first, "RouteReady").map(|c| c.1).as_deref(),
+        Some("GatewayNotFound")
+    );
+
+    let ready = wait_condition(
+        &isvcs,
+        "echo",
+        "Ready",
+        "True",
+        None,
+        Duration::from_secs(60),
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    assert_eq!(ready.data["status"]["url"], "http://model.localhost/");
+    assert_eq!(ready.data["status"]["readyReplicas"], 1);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns.name());
+    assert!(deployments.get_opt("echo").await?.is_some());
+    assert!(
+        api(&client, ns.name(), &route_resource())
+            .get_opt("echo")
+            .await?
+            .is_some()
+    );
+
+    // The Gateway exists and accepts the route: RouteReady follows the route's status.
+    let gateway = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+        "metadata": {"name": "shared"},
+        "spec": {"gatewayClassName": "test", "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}});
+    api(
+        &client,
+        ns.name(),
+        &resource("gateway.networking.k8s.io", "v1", "Gateway", "gateways"),
+    )
+    .patch(
+        "shared",
+        &PatchParams::apply("acceptance-tests"),
+        &Patch::Apply(&gateway),
+    )
+    .await?;
+    accept_route(&client, ns.name(), "echo").await?;
+    wait_condition(
+        &isvcs,
+        "echo",
+        "RouteReady",
+        "True",
+        Some("Accepted"),
+        Duration::from_secs(20),
+    )
+    .await?;
+
+    // Zero writes: over several resync periods (2 s) the operator reconciles but writes nothing except its Lease.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let before = metric(
+        &operator,
+        "model_fleet_reconciles_total{kind=\"InferenceService\"}",
+    )?;
+    let mark = cluster.audit_log().mark()?;
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let writes: Vec<String> = mark
+        .writes_by(OPERATOR_USER)?
+        .into_iter()
+        .filter(|e| !e.request_u_r_i.contains("/leases/"))
+        .map(|e| format!("{} {}", e.verb, e.request_u_r_i))
+        .collect();
+    let after = metric(
+        &operator,
+        "model_fleet_reconciles_total{kind=\"InferenceService\"}",
+    )?;
+    assert!(
+        after - before >= 3.0,
+        "expected resync reconciles, got {before} -> {after}"
+    );
+    assert!(
+        writes.is_empty(),
+        "unchanged object caused writes: {writes:#?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn o04_replicas_are_handed_over_between_fixed_and_autoscaled_both_ways() -> anyhow::Result<()>
+{
+    let cluster = Cluster::connect()?;
+    install_crds(&cluster)?;
+    let ns = cluster.namespace("op-o04").await?;
+    let client = cluster.client().await?;
+    let mut operator = operator(&cluster, ns.name(), &[])?;
+    let isvcs = api(&client, ns.name(), &isvc_resource());
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns.name());
+    let replicas = |deployments: Api<Deployment>| async move {
+        let d = deployments.get_opt("llm").await?;
+        Ok::<_, anyhow::Error>(d.and_then(|d| d.spec).and_then(|s| s.replicas))
+    };
+    let mut spec = echo_spec();
+    spec.as_object_mut().unwrap().remove("gateway");
+
+    // Fixed at 2.
+    spec["replicas"] = json!({"min": 2, "max": 2});
+    apply(&isvcs, "llm", spec.clone()).await?;
+    wait_for("2 fixed replicas", Duration::from_secs(20), || async {
+        Ok((replicas(deployments.clone()).await? == Some(2)).then_some(()))
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+
+    // Fixed -> autoscaled: the ScaledObject appears, the count is not reset, and we stop owning spec.replicas.
+    spec["replicas"] = json!({"min": 1, "max": 5});
+    spec["scaling"] = json!({"triggers": [{"type": "rabbitmq", "metadata": {"queueName": "q", "hostFromEnv": "AMQP"}}]});
+    apply(&isvcs, "llm", spec.clone()).await?;
+    wait_for("a ScaledObject", Duration::from_secs(20), || async {
+        Ok(api(&client, ns.name(), &scaled_object_resource())
+            .get_opt("llm")
+            .await?
+            .map(|_| ()))
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        replicas(deployments.clone()).await?,
+        Some(2),
+        "hand-over kept the count"
+    );
+    let owns_replicas = |d: &Deployment| {
+        d.metadata.managed_fields.iter().flatten().any(|m| {
+            m.manager.as_deref() == Some("model-fleet-operator")
+                && m.fields_v1
+                    .as_ref()
+                    .is_some_and(|f| f.0.pointer("/f:spec/f:replicas").is_some())
+        })
+    };
+    assert!(!owns_replicas(&deployments.get("llm").await?));
+
+    // The autoscaler (here: kubectl scale) sets 4; an unrelated edit and an operator restart keep it.
+    cluster.kubectl_ok(&["-n", ns.name(), "scale", "deployment/llm", "--replicas=4"])?;
+    cluster.kubectl_ok(&[
+        "-n",
+        ns.name(),
+        "annotate",
+        "inferenceservices.modelfleet.io/llm",
+        "touched=yes",
+    ])?;
+    operator.terminate(Duration::from_secs(20))?;
+    let operator = self::operator(&cluster, ns.name(), &[])?;
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(
+        replicas(deployments.clone()).await?,
+        Some(4),
+        "{}",
+        operator.log_tail()
+    );
+    assert!(!owns_replicas(&deployments.get("llm").await?));
+
+    // Autoscaled -> fixed at 2: a forced apply takes the count back and the ScaledObject is pruned.
+    spec.as_object_mut().unwrap().remove("scaling");
+    spec["replicas"] = json!({"min": 2, "max": 2});
+    apply(&isvcs, "llm", spec).await?;
+    wait_for(
+        "2 fixed replicas again, no ScaledObject",
+        Duration::from_secs(20),
+        || async {
+            let gone = api(&client, ns.name(), &scaled_object_resource())
+                .get_opt("llm")
+                .await?
+                .is_none();
+            Ok((gone && replicas(deployments.clone()).await? == Some(2)).then_some(()))
+        },
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    assert!(owns_replicas(&deployments.get("llm").await?));
+    Ok(())
+}
+
+#[tokio::test]
+async fn o03_deleted_objects_go_without_reconcile_errors_or_finalizers() -> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    install_crds(&cluster)?;
+    let ns = cluster.namespace("op-o03").await?;
+    let client = cluster.client().await?;
+    let operator = operator(&cluster, ns.name(), &[])?;
+    let isvcs = api(&client, ns.name(), &isvc_resource());
+    let errors = || metric(&operator, "model_fleet_reconcile_errors_total");
+    let before = errors()?;
+
+    apply(&isvcs, "short-lived", echo_spec()).await?;
+    wait_condition(
+        &isvcs,
+        "short-lived",
+        "Ready",
+        "False",
+        None,
+        Duration::from_secs(20),
+    )
+    .await?;
+    isvcs
+        .delete("short-lived", &DeleteParams::default())
+        .await?;
+
+    let mut spec = echo_spec();
+    apply(&isvcs, "updated", spec.clone()).await?;
+    wait_condition(
+        &isvcs,
+        "updated",
+        "Ready",
+        "False",
+        None,
+        Duration::from_secs(20),
+    )
+    .await?;
+    spec["replicas"] = json!({"min": 2, "max": 2});
+    apply(&isvcs, "updated", spec).await?;
+    isvcs.delete("updated", &DeleteParams::default()).await?;
+
+    for name in ["short-lived", "updated"] {
+        let object = isvcs.get_opt(name).await?;
+        if let Some(object) = object {
+            assert!(object.metadata.finalizers.unwrap_or_default().is_empty());
+        }
+    }
+    wait_for("both gone", Duration::from_secs(10), || async {
+        let left = isvcs.list(&ListParams::default()).await?.items.len();
+        Ok((left == 0).then_some(()))
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(errors()?, before, "{}", operator.log_tail());
+    Ok(())
+}
+
+#[tokio::test]
+async fn o02_ready_waits_for_the_rollout_and_reports_unschedulable() -> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    install_crds(&cluster)?;
+    let ns = cluster.namespace("op-o02").await?;
+    let client = cluster.client().await?;
+    let operator = operator(&cluster, ns.name(), &[])?;
+    let isvcs = api(&client, ns.name(), &isvc_resource());
+    let mut spec = echo_spec();
+    spec.as_object_mut().unwrap().remove("gateway");
+    apply(&isvcs, "o2", spec.clone()).await?;
+    wait_condition(&isvcs, "o2", "Ready", "True", None, Duration::from_secs(60))
+        .await
+        .map_err(|e| e.context(operator.log_tail()))?;
+
+    // A budget only a 141gi card fits: no simulated node has one.
+    spec["gpu"] = json!({"count": 1, "fit": {"modules": [
+        {"name": "weights", "weightsGiB": 110, "kvCacheGiB": 8, "placement": "sharded"}]}});
+    apply(&isvcs, "o2", spec).await?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    let mut saw_unschedulable = false;
+    while std::time::Instant::now() < deadline && !saw_unschedulable {
+        let object = isvcs.get("o2").await?;
+        if observed_current_generation(&object) {
+            let (status, reason) = condition(&object, "Ready").unwrap_or_default();
+            assert_eq!(
+                status, "False",
+                "Ready on stale data: {:?}",
+                object.data["status"]
+            );
+            assert!(
+                reason == "Progressing" || reason == "Unschedulable",
+                "{reason}"
+            );
+            saw_unschedulable = reason == "Unschedulable";
+            assert_eq!(object.data["status"]["capacityClass"], "141gi");
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert!(saw_unschedulable, "{}", operator.log_tail());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_crash_after_the_deployment_apply_converges_on_restart() -> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    install_crds(&cluster)?;
+    let ns = cluster.namespace("op-crash").await?;
+    let client = cluster.client().await?;
+    let isvcs = api(&client, ns.name(), &isvc_resource());
+    let mut crashing = operator(
+        &cluster,
+        ns.name(),
+        &[("MODEL_FLEET_FAILPOINT", "after-deployment-apply")],
+    )?;
+    apply(&isvcs, "crash", echo_spec()).await?;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns.name());
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !crashing.exited() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the failpoint did not end the operator:\n{}",
+            crashing.log_tail()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        crashing
+            .log_tail()
+            .contains("failpoint after-deployment-apply triggered")
+    );
+    assert!(
+        deployments.get_opt("crash").await?.is_some(),
+        "the Deployment was applied before the crash"
+    );
+    assert!(
+        api(&client, ns.name(), &route_resource())
+            .get_opt("crash")
+            .await?
+            .is_none()
+    );
+
+    // While the operator is down the user removes `gateway`; the restarted operator (same Lease, which must first
+    // expire: the crash did not release it) converges with no duplicate and no orphan.
+    let mut spec = echo_spec();
+    spec.as_object_mut().unwrap().remove("gateway");
+    apply(&isvcs, "crash", spec).await?;
+    let operator = operator(&cluster, ns.name(), &[])?;
+    wait_condition(
+        &isvcs,
+        "crash",
+        "Ready",
+        "True",
+        None,
+        Duration::from_secs(60),
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    wait_condition(
+        &isvcs,
+        "crash",
+        "RouteReady",
+        "False",
+        Some("NotRequested"),
+        Duration::from_secs(10),
+    )
+    .await?;
+    let selector = "modelfleet.io/inference-service=crash";
+    assert_eq!(
+        deployments
+            .list(&ListParams::default().labels(selector))
+            .await?
+            .items
+            .len(),
+        1
+    );
+    let services: Api<k8s_openapi::api::core::v1::Service> =
+        Api::namespaced(client.clone(), ns.name());
+    assert_eq!(
+        services
+            .list(&ListParams::default().labels(selector))
+            .await?
+            .items
+            .len(),
+        1
+    );
+    let routes = api(&client, ns.name(), &route_resource());
+    assert!(routes.list(&ListParams::default()).await?.items.is_empty());
+    Ok(())
+}
