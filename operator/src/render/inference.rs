@@ -18,7 +18,7 @@ use super::keda::{PAUSED_REPLICAS_ANNOTATION, ScaleTargetRef, ScaledObject, Scal
 use super::meta::{LABEL_INFERENCE, Owner, child_meta, labels};
 use super::pod::{DEFAULT_SERVICE_ACCOUNT, MainContainer, PodInputs, env_value, pod_spec};
 use super::{RenderConfig, RenderError};
-use crate::api::{InferenceEffective, InferenceService, Intent};
+use crate::api::{Gateway, InferenceEffective, InferenceService, Intent};
 use crate::capacity::{self, FitBudget};
 use crate::names::{NameRule, child_name, label_value};
 
@@ -94,13 +94,18 @@ pub(crate) fn to_value<T: serde::Serialize>(t: &T) -> serde_json::Value {
     serde_json::to_value(t).expect("rendered objects always serialize")
 }
 
-/// `url` fact: `http://<first hostname><pathPrefix>`.
+/// `url` fact: `http://<first hostname><pathPrefix>` (`None` without `gateway` or hostnames).
 pub fn route_url(isvc: &InferenceService) -> Option<String> {
-    let gw = isvc.spec.gateway.as_ref()?;
-    let host = gw.hostnames.as_ref()?.first()?;
+    gateway_url(isvc.spec.gateway.as_ref()?)
+}
+
+/// `http://<first hostname><pathPrefix>` for a `gateway` block (path prefix default `/`); what
+/// the provider shows as `url` at plan time.
+pub fn gateway_url(gateway: &Gateway) -> Option<String> {
+    let host = gateway.hostnames.as_ref()?.first()?;
     Some(format!(
         "http://{host}{}",
-        gw.path_prefix.as_deref().unwrap_or("/")
+        gateway.path_prefix.as_deref().unwrap_or("/")
     ))
 }
 

@@ -14,8 +14,8 @@ mod training;
 
 pub use datasets::{DatasetReason, DatasetRefusal, ResolvedDataset, check_datasets};
 pub use gateway::{HTTPRoute, HttpRouteSpec};
-pub use inference::route_url;
 pub use inference::{InferenceChildren, InferenceFacts, RenderedInference, render_inference};
+pub use inference::{gateway_url, route_url};
 pub use keda::{PAUSED_REPLICAS_ANNOTATION, ScaledObject, ScaledObjectSpec};
 pub use manifests::render_manifests;
 pub use meta::{FIELD_MANAGER, LABEL_INFERENCE, LABEL_TRAINING, MANAGED_BY};
