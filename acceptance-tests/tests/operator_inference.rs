@@ -1,7 +1,7 @@
 //! The InferenceService controller against the control plane with simulated nodes (issue 4): the echo example
 //! becomes Ready and an unchanged object then costs zero writes; replicas are handed over between fixed and autoscaled
 //! both ways (case O-04); deleted objects go without reconcile errors (case O-03); Ready never trusts stale data and
-//! says Unschedulable (case O-02); a crash right after the Deployment is applied converges on restart (crash safety).
+//! says Unschedulable (case O-02); long names give valid, distinct, stable child names (case O-01); a crash right after the Deployment is applied converges on restart (crash safety).
 //!
 //! One operator process per test, watching only the test's namespace, running as the chart's ClusterRole.
 
@@ -554,5 +554,134 @@ async fn a_crash_after_the_deployment_apply_converges_on_restart() -> anyhow::Re
     );
     let routes = api(&client, ns.name(), &route_resource());
     assert!(routes.list(&ListParams::default()).await?.items.is_empty());
+    Ok(())
+}
+
+fn dns1123_label(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+}
+
+fn label_value_ok(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    bytes.is_empty()
+        || (bytes.len() <= 63
+            && bytes
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+            && bytes[0].is_ascii_alphanumeric()
+            && bytes[bytes.len() - 1].is_ascii_alphanumeric())
+}
+
+/// `Kind/name` of every child owned by `uid`, checking each name and label value on the way.
+async fn owned_children(client: &kube::Client, ns: &str, uid: &str) -> anyhow::Result<Vec<String>> {
+    let kinds = [
+        resource("apps", "v1", "Deployment", "deployments"),
+        resource("", "v1", "Service", "services"),
+        scaled_object_resource(),
+        route_resource(),
+    ];
+    let mut children = Vec::new();
+    for ar in &kinds {
+        for object in api(client, ns, ar)
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
+            let owned = object
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.uid == uid);
+            if !owned {
+                continue;
+            }
+            let name = object.metadata.name.clone().unwrap_or_default();
+            assert!(dns1123_label(&name), "{} name {name:?}", ar.kind);
+            if ar.kind == "Service" {
+                assert!(
+                    name.as_bytes()[0].is_ascii_lowercase(),
+                    "Service names are DNS-1035: {name:?}"
+                );
+            }
+            for (key, value) in object.metadata.labels.iter().flatten() {
+                assert!(label_value_ok(value), "{} label {key}={value:?}", ar.kind);
+            }
+            children.push(format!("{}/{name}", ar.kind));
+        }
+    }
+    children.sort();
+    Ok(children)
+}
+
+#[tokio::test]
+async fn o01_long_names_get_valid_distinct_stable_child_names() -> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    install_crds(&cluster)?;
+    // 31 characters + "-" + 8 random = a 40-character namespace.
+    let ns = cluster.namespace("op-o01-namespace-with-long-name").await?;
+    assert_eq!(ns.name().len(), 40);
+    let client = cluster.client().await?;
+    let mut operator = operator(&cluster, ns.name(), &[])?;
+    let isvcs = api(&client, ns.name(), &isvc_resource());
+    let a = format!("{}{}", "a".repeat(63), "-model1"); // 70 characters
+    let b = format!("{}{}", "a".repeat(63), "-another-model-xy"); // 80 characters, A's first 63
+    let c = "7b-instruct".to_owned();
+    assert_eq!((a.len(), b.len()), (70, 80));
+    let mut spec = echo_spec();
+    spec["replicas"] = json!({"min": 1, "max": 2});
+    spec["scaling"] = json!({"triggers": [{"type": "rabbitmq", "metadata": {"queueName": "q", "hostFromEnv": "AMQP"}}]});
+    for name in [&a, &b, &c] {
+        apply(&isvcs, name, spec.clone()).await?;
+    }
+
+    let mut before = Vec::new();
+    for name in [&a, &b, &c] {
+        let object = isvcs.get(name).await?;
+        let uid = object.metadata.uid.clone().unwrap_or_default();
+        let children = wait_for(
+            &format!("4 children of {name}"),
+            Duration::from_secs(30),
+            || async {
+                let children = owned_children(&client, ns.name(), &uid).await?;
+                Ok((children.len() == 4).then_some(children))
+            },
+        )
+        .await
+        .map_err(|e| e.context(operator.log_tail()))?;
+        before.push(children);
+    }
+    assert_ne!(
+        before[0], before[1],
+        "A and B must get distinct child names"
+    );
+
+    // Pods of every Deployment are created (their names derive from the Deployment's).
+    wait_for("pods for all three", Duration::from_secs(30), || async {
+        let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), ns.name());
+        Ok((pods.list(&ListParams::default()).await?.items.len() >= 3).then_some(()))
+    })
+    .await?;
+
+    // Stable across restarts: same children, no new ones.
+    operator.terminate(Duration::from_secs(20))?;
+    let operator = self::operator(&cluster, ns.name(), &[])?;
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    for (name, children) in [&a, &b, &c].into_iter().zip(&before) {
+        let uid = isvcs.get(name).await?.metadata.uid.unwrap_or_default();
+        assert_eq!(
+            &owned_children(&client, ns.name(), &uid).await?,
+            children,
+            "{}",
+            operator.log_tail()
+        );
+    }
     Ok(())
 }
