@@ -153,6 +153,10 @@ fn kind_of(prop: &Json) -> FieldKind {
         }
         Some("object") if has_properties(prop) => FieldKind::Single(fields_from_openapi(prop)),
         Some("object") => match prop.get("additionalProperties") {
+            // Maps of `int-or-string` (resource quantities): `map(string)`.
+            Some(values) if values.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) => {
+                FieldKind::ScalarMap(Type::String)
+            }
             Some(values) if scalar_type(values).is_some() => {
                 FieldKind::ScalarMap(scalar_type(values).unwrap_or(Type::String))
             }

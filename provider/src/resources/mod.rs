@@ -1,12 +1,18 @@
 //! Managed resources: the [`Resource`] trait every `modelfleet_*` type implements, the registry
 //! the gRPC server dispatches on, and the shared machinery for custom-resource-backed types.
 
+pub mod computed;
 pub mod custom;
 pub mod dataset;
 pub mod fields;
+pub mod inference;
 pub mod managed;
 pub mod names;
+pub mod quantity;
+pub mod status;
 pub mod timeouts;
+pub mod training;
+pub mod workload;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -141,6 +147,8 @@ impl Registry {
     pub fn builtin() -> Registry {
         let mut registry = Registry::new();
         registry.register(Arc::new(dataset::dataset()));
+        registry.register(Arc::new(inference::inference()));
+        registry.register(Arc::new(training::training()));
         registry
     }
 
