@@ -1,7 +1,9 @@
 //! The InferenceService controller against the control plane with simulated nodes (issue 4): the echo example
 //! becomes Ready and an unchanged object then costs zero writes; replicas are handed over between fixed and autoscaled
 //! both ways (case O-04); deleted objects go without reconcile errors (case O-03); Ready never trusts stale data and
-//! says Unschedulable (case O-02); long names give valid, distinct, stable child names (case O-01); a crash right after the Deployment is applied converges on restart (crash safety).
+//! says Unschedulable (case O-02); long names give valid, distinct, stable child names (case O-01); a crash right
+//! after the Deployment is applied converges on restart (crash safety); without the KEDA and Gateway API CRDs the
+//! affected objects say DependencyMissing and the others are served.
 //!
 //! One operator process per test, watching only the test's namespace, running as the chart's ClusterRole.
 
@@ -683,5 +685,87 @@ async fn o01_long_names_get_valid_distinct_stable_child_names() -> anyhow::Resul
             operator.log_tail()
         );
     }
+    Ok(())
+}
+
+/// A second instance started without the KEDA and Gateway API CRDs (`cluster.sh up NAME --no-upstream-crds`).
+fn cluster_without_upstream_crds(instance: &str) -> anyhow::Result<Cluster> {
+    let root = acceptance_tests::cluster::repo_root();
+    let out = std::process::Command::new("bash")
+        .arg(root.join("acceptance-tests/cluster/scripts/cluster.sh"))
+        .args(["up", instance, "--no-upstream-crds"])
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "cluster.sh up {instance} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kubeconfig = std::path::PathBuf::from(String::from_utf8(out.stdout)?.trim());
+    Ok(Cluster {
+        instance: instance.to_owned(),
+        dir: root.join(".local").join(instance),
+        kubeconfig,
+    })
+}
+
+#[tokio::test]
+async fn dependency_missing_is_reported_and_everything_else_keeps_serving() -> anyhow::Result<()> {
+    let cluster = cluster_without_upstream_crds("op-no-deps")?;
+    install_crds(&cluster)?;
+    let ns = cluster.namespace("op-deps").await?;
+    let client = cluster.client().await?;
+    let operator = operator(&cluster, ns.name(), &[])?;
+    let isvcs = api(&client, ns.name(), &isvc_resource());
+
+    // Wants a ScaledObject and an HTTPRoute, whose CRDs are absent.
+    let mut wants_both = echo_spec();
+    wants_both["replicas"] = json!({"min": 1, "max": 3});
+    wants_both["scaling"] = json!({"triggers": [{"type": "rabbitmq", "metadata": {"queueName": "q", "hostFromEnv": "AMQP"}}]});
+    apply(&isvcs, "needs-deps", wants_both).await?;
+    // Wants neither: must become Ready as usual.
+    let mut plain = echo_spec();
+    plain.as_object_mut().unwrap().remove("gateway");
+    apply(&isvcs, "plain", plain).await?;
+
+    let object = wait_condition(
+        &isvcs,
+        "needs-deps",
+        "Ready",
+        "False",
+        Some("DependencyMissing"),
+        Duration::from_secs(30),
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    assert_eq!(
+        condition(&object, "ScalingReady").map(|c| c.1).as_deref(),
+        Some("KedaMissing")
+    );
+    assert_eq!(
+        condition(&object, "RouteReady").map(|c| c.1).as_deref(),
+        Some("DependencyMissing")
+    );
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns.name());
+    assert!(deployments.get_opt("needs-deps").await?.is_some());
+    wait_condition(
+        &isvcs,
+        "plain",
+        "Ready",
+        "True",
+        None,
+        Duration::from_secs(60),
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    assert_eq!(operator.http_get("/healthz")?.0, 200);
+    drop(operator);
+    drop(ns);
+    let _ = std::process::Command::new("bash")
+        .arg(
+            acceptance_tests::cluster::repo_root()
+                .join("acceptance-tests/cluster/scripts/cluster.sh"),
+        )
+        .args(["down", "op-no-deps"])
+        .output();
     Ok(())
 }
