@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::context::Context;
-use super::leader::{LeaseSettings, lease_manager};
+use super::leader::{self, LeaseSettings, lease_manager};
 
 /// Fires when a controller must stop (Lease lost or process shutting down). Cloneable; `Send + Sync`.
 #[derive(Clone, Debug)]
@@ -114,6 +114,12 @@ pub async fn run(
                 }
             }
         }
+        // The lease manager may report leading while its renewals fail: read the Lease back first.
+        tokio::select! {
+            () = &mut shutdown => break Ok(()),
+            () = leader::confirmed(ctx.client.clone(), &lease) => {}
+            _ = leading.wait_for(|l| !*l) => continue,
+        }
         ctx.health.set_leading(true);
         tracing::info!(identity = %lease.identity, "acquired the lease: starting controllers");
         let (stop, running) = start(&ctx, &controllers);
@@ -121,6 +127,7 @@ pub async fn run(
         // Leading: until the Lease is lost or the shutdown.
         let outcome = tokio::select! {
             () = &mut shutdown => Some(Ok(())),
+            () = leader::lost(ctx.client.clone(), &lease) => None,
             lost = leading.wait_for(|l| !*l) => match lost {
                 Ok(_) => None,
                 Err(_) => {
