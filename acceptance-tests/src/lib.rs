@@ -9,6 +9,7 @@
 
 pub mod audit;
 pub mod cluster;
+pub mod modelfleet;
 pub mod namespace;
 pub mod process;
 pub mod terraform;

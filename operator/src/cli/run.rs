@@ -12,12 +12,12 @@ use anyhow::Context as _;
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
-use model_fleet_operator::controller::inference;
 use model_fleet_operator::controller::leader::{
     DEFAULT_LEASE_DURATION_SECONDS, DEFAULT_LEASE_GRACE_SECONDS, LeaseSettings, default_identity,
 };
 use model_fleet_operator::controller::runtime::{self, ControllerSpec};
 use model_fleet_operator::controller::{Context, GatewayRef, OperatorConfig};
+use model_fleet_operator::controller::{dataset, inference, training};
 use model_fleet_operator::telemetry::server::{self, ServerState};
 use model_fleet_operator::telemetry::{Health, LogFormat, Metrics, logging};
 
@@ -157,7 +157,11 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
 
 /// The controllers this binary runs while leading.
 fn controllers() -> Vec<ControllerSpec> {
-    vec![inference::controller()]
+    vec![
+        inference::controller(),
+        training::controller(),
+        dataset::controller(),
+    ]
 }
 
 async fn client(args: &RunArgs) -> anyhow::Result<Client> {

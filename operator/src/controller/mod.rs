@@ -10,12 +10,14 @@
 //! - [`discovery`]: KEDA / Gateway API CRD presence (`DependencyMissing`);
 //! - [`backoff`]: per-object error backoff; [`events`]: Events; [`failpoint`]: crash injection for tests;
 //! - [`leader`] and [`runtime`]: Lease-based leader election and running controllers only while leading;
-//! - [`inference`]: the InferenceService controller.
+//! - [`inference`]: the InferenceService controller; [`training`]: the TrainingRun controller; [`dataset`]: the
+//!   Dataset controller.
 
 pub mod apply;
 pub mod backoff;
 pub mod conditions;
 pub mod context;
+pub mod dataset;
 pub mod diff;
 pub mod discovery;
 pub mod error;
@@ -25,6 +27,7 @@ pub mod inference;
 pub mod leader;
 pub mod runtime;
 pub mod status;
+pub mod training;
 
 pub use context::{Context, GatewayRef, OperatorConfig};
 pub use error::{Error, Result};

@@ -1,0 +1,145 @@
+//! Model Fleet objects in tests: installing the CRDs, typed-free access to TrainingRuns and Datasets
+//! (`DynamicObject`, so tests read the wire format users see), examples with their namespace
+//! rewritten, and the operator's reconcile-error metric.
+
+use std::sync::OnceLock;
+
+use anyhow::Context as _;
+use kube::api::{Api, DynamicObject, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::{Value, json};
+
+use crate::Cluster;
+use crate::cluster::repo_root;
+use crate::process::OperatorProcess;
+
+impl Cluster {
+    /// Installs the chart's Model Fleet CRDs (`charts/model-fleet-operator/crds/`, server-side
+    /// apply, idempotent) once per test process and waits until they are Established.
+    ///
+    /// Errors: kubectl's message when the apply or the wait fails.
+    pub fn install_model_fleet_crds(&self) -> anyhow::Result<()> {
+        static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+        DONE.get_or_init(|| {
+            let dir = repo_root().join("charts/model-fleet-operator/crds");
+            let dir = dir.to_str().ok_or("non UTF-8 path")?;
+            let run = |args: &[&str]| self.kubectl_ok(args).map_err(|e| format!("{e:#}"));
+            run(&[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--field-manager=model-fleet-crds",
+                "-f",
+                dir,
+            ])?;
+            run(&[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                "crd/inferenceservices.modelfleet.io",
+                "crd/trainingruns.modelfleet.io",
+                "crd/datasets.modelfleet.io",
+            ])
+            .map(|_| ())
+        })
+        .clone()
+        .map_err(anyhow::Error::msg)
+    }
+}
+
+/// The `modelfleet.io/v1alpha1` resource of `kind` (`TrainingRun`, `Dataset`, `InferenceService`).
+pub fn resource(kind: &str) -> ApiResource {
+    let plural = format!("{}s", kind.to_ascii_lowercase());
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("modelfleet.io", "v1alpha1", kind),
+        &plural,
+    )
+}
+
+/// The API of Model Fleet `kind` in `namespace`.
+pub fn api(client: &kube::Client, namespace: &str, kind: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), namespace, &resource(kind))
+}
+
+/// The documents of `examples/<file>` as JSON, each with `metadata.namespace` set to `namespace`.
+///
+/// Errors: the file is missing or not YAML.
+pub fn example(file: &str, namespace: &str) -> anyhow::Result<Vec<Value>> {
+    use serde::Deserialize;
+    let path = repo_root().join("examples").join(file);
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {path:?}"))?;
+    let mut docs = Vec::new();
+    for doc in serde_yaml::Deserializer::from_str(&text) {
+        let mut value = Value::deserialize(doc)?;
+        if value.is_null() {
+            continue;
+        }
+        value["metadata"]["namespace"] = Value::String(namespace.to_owned());
+        docs.push(value);
+    }
+    Ok(docs)
+}
+
+/// Creates a Model Fleet object given as JSON (its `kind` picks the API) in `namespace`.
+///
+/// Errors: the API server's refusal.
+pub async fn create(
+    client: &kube::Client,
+    namespace: &str,
+    mut object: Value,
+) -> anyhow::Result<DynamicObject> {
+    let kind = object["kind"]
+        .as_str()
+        .context("object without kind")?
+        .to_owned();
+    object["metadata"]["namespace"] = Value::String(namespace.to_owned());
+    let object: DynamicObject = serde_json::from_value(object)?;
+    Ok(api(client, namespace, &kind)
+        .create(&PostParams::default(), &object)
+        .await?)
+}
+
+/// Sum of `model_fleet_reconcile_errors_total` for `kind` on the operator's `/metrics` (0 when no
+/// error was ever counted).
+///
+/// Errors: `/metrics` did not answer 200.
+pub fn reconcile_errors(operator: &OperatorProcess, kind: &str) -> anyhow::Result<f64> {
+    let (code, body) = operator.http_get("/metrics")?;
+    anyhow::ensure!(code == 200, "/metrics answered {code}");
+    let prefix = "model_fleet_reconcile_errors_total{";
+    let kind_label = format!("kind=\"{kind}\"");
+    Ok(body
+        .lines()
+        .filter(|l| l.starts_with(prefix) && l.contains(&kind_label))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum())
+}
+
+/// Creates a PersistentVolume pre-bound to claim `ns/claim` and the claim itself (no provisioner
+/// in the test cluster), so pods using it can be scheduled.
+///
+/// Errors: kubectl's message.
+pub fn bound_claim(
+    cluster: &Cluster,
+    ns: &str,
+    claim: &str,
+    access_mode: &str,
+) -> anyhow::Result<()> {
+    let pv = format!("{ns}-{claim}");
+    let docs = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "PersistentVolume",
+         "metadata": {"name": pv, "labels": {"modelfleet.io/test": "true"}},
+         "spec": {"capacity": {"storage": "1Gi"}, "accessModes": [access_mode],
+                  "persistentVolumeReclaimPolicy": "Delete", "storageClassName": "",
+                  "hostPath": {"path": format!("/tmp/{pv}")},
+                  "claimRef": {"namespace": ns, "name": claim}}},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+         "metadata": {"name": claim, "namespace": ns},
+         "spec": {"accessModes": [access_mode], "storageClassName": "", "volumeName": pv,
+                  "resources": {"requests": {"storage": "1Gi"}}}}
+    ]});
+    let file = tempfile::NamedTempFile::new()?;
+    std::fs::write(file.path(), docs.to_string())?;
+    cluster.kubectl_ok(&["apply", "-f", file.path().to_str().unwrap_or_default()])?;
+    Ok(())
+}

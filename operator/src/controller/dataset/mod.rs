@@ -1,0 +1,322 @@
+//! The Dataset controller (issue 5; DESIGN.md section 3, Dataset).
+//!
+//! Pipeline per Dataset: **fetch** (the TrainingRuns of its namespace, its PersistentVolumeClaim) -> **decide** (pure,
+//! [`usage`]: `usedBy`, the finalizer change, `Ready` / `PVCBound`) -> **finalizer** (add [`usage::FINALIZER`] while
+//! an unfinished run uses it, never on an object being deleted; remove it when no unfinished run does, which lets a
+//! pending deletion proceed) -> **status** (zero writes when unchanged).
+//!
+//! kube's `finalizer` helper is not used: it adds its finalizer to every object and can only hold a deletion by
+//! failing the cleanup (an error per reconcile); here the finalizer exists only while a run needs it.
+//!
+//! TrainingRuns are watched so a run that starts or finishes requeues the Datasets it references; claims are
+//! watched so `PVCBound` follows them.
+
+pub mod usage;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::core::DeserializeGuard;
+use kube::core::error_boundary::InvalidObject;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Resource, ResourceExt};
+
+use self::usage::FinalizerChange;
+use super::conditions::{self, DesiredCondition, types};
+use super::context::{Context, object_key};
+use super::error::{Error, Result};
+use super::events;
+use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
+use super::status::write_status;
+use crate::api::{Dataset, DatasetStatus, TrainingRun};
+
+/// Kind label of this controller's metrics and logs.
+pub const KIND: &str = "Dataset";
+
+/// Requeue period while the claim is not Bound (seconds: 10), in addition to the claim watch.
+pub const CLAIM_REQUEUE: Duration = Duration::from_secs(10);
+
+/// The controller as the runtime starts it.
+pub fn controller() -> ControllerSpec {
+    ControllerSpec {
+        kind: KIND,
+        run: Box::new(|ctx, stop| Box::pin(run(ctx, stop))),
+    }
+}
+
+/// Watches Datasets, the TrainingRuns that reference them and their claims, until `stop` fires.
+pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
+    let controller = Controller::new(
+        ctx.watched_api::<DeserializeGuard<Dataset>>(),
+        watcher::Config::default().any_semantic(),
+    )
+    .watches(
+        ctx.watched_api::<DeserializeGuard<TrainingRun>>(),
+        watcher::Config::default(),
+        |run| datasets_of(&run),
+    );
+    let datasets = controller.store();
+    let controller = controller.watches(
+        ctx.watched_api::<PersistentVolumeClaim>(),
+        watcher::Config::default(),
+        move |claim| datasets_on_claim(&datasets, &claim),
+    );
+    mark_synced_when_ready(&ctx, controller.store(), KIND);
+    controller
+        .graceful_shutdown_on(stop.stopped())
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| async {})
+        .await;
+}
+
+/// The Datasets a run references in its own namespace (the mapper of the TrainingRun watch).
+fn datasets_of(run: &DeserializeGuard<TrainingRun>) -> Vec<ObjectRef<DeserializeGuard<Dataset>>> {
+    let (Ok(run), Some(namespace)) = (&run.0, run.namespace()) else {
+        return Vec::new();
+    };
+    run.spec
+        .datasets
+        .iter()
+        .flatten()
+        .filter(|r| r.namespace.as_deref().is_none_or(|ns| ns == namespace))
+        .map(|r| ObjectRef::new(&r.name).within(&namespace))
+        .collect()
+}
+
+/// The Datasets naming `claim` (the mapper of the claim watch).
+fn datasets_on_claim(
+    datasets: &Store<DeserializeGuard<Dataset>>,
+    claim: &PersistentVolumeClaim,
+) -> Vec<ObjectRef<DeserializeGuard<Dataset>>> {
+    let name = claim.name_any();
+    datasets
+        .state()
+        .iter()
+        .filter(|guard| guard.namespace() == claim.namespace())
+        .filter(|guard| {
+            guard
+                .0
+                .as_ref()
+                .is_ok_and(|d| d.spec.pvc.as_ref().is_some_and(|p| p.claim_name == name))
+        })
+        .map(|guard| ObjectRef::from_obj(guard.as_ref()))
+        .collect()
+}
+
+/// `error_policy`: counts the error by `metric_label` and requeues with per-object exponential backoff.
+pub fn error_policy(
+    object: Arc<DeserializeGuard<Dataset>>,
+    error: &Error,
+    ctx: Arc<Context>,
+) -> Action {
+    ctx.finish_reconcile(KIND, object.as_ref(), Err(error))
+        .unwrap_or_else(|| Action::requeue(CLAIM_REQUEUE))
+}
+
+/// One reconcile (see the module docs).
+///
+/// # Errors
+/// Any [`Error`] of the steps (API requests; a 409 when the finalizer patch raced another write, retried).
+pub async fn reconcile(
+    object: Arc<DeserializeGuard<Dataset>>,
+    ctx: Arc<Context>,
+) -> Result<Action> {
+    let _timer = ctx.metrics.reconcile_started(KIND);
+    let dataset = match &object.0 {
+        Ok(dataset) => dataset,
+        Err(invalid) => return report_invalid(&ctx, object.as_ref(), invalid).await,
+    };
+    let result = pipeline(dataset, &ctx).await;
+    if let Ok(action) = &result {
+        ctx.finish_reconcile(KIND, dataset, Ok(action));
+    }
+    result
+}
+
+async fn pipeline(dataset: &Dataset, ctx: &Context) -> Result<Action> {
+    let namespace = dataset
+        .namespace()
+        .ok_or(Error::MissingObjectKey("metadata.namespace"))?;
+    let fetched = fetch(ctx, dataset, &namespace).await?;
+    let runs: Vec<&TrainingRun> = fetched
+        .runs
+        .iter()
+        .filter_map(|g| g.0.as_ref().ok())
+        .collect();
+    let used_by = usage::used_by(&runs, dataset);
+    let deleting = dataset.meta().deletion_timestamp.is_some();
+    let has_finalizer = dataset.finalizers().iter().any(|f| f == usage::FINALIZER);
+    let change = usage::finalizer_change(has_finalizer, deleting, !used_by.is_empty());
+    update_finalizer(ctx, dataset, &namespace, change, &used_by).await?;
+    if deleting && change == FinalizerChange::Remove {
+        // The deletion proceeds now: nothing left to report on.
+        return Ok(Action::await_change());
+    }
+    if deleting && !has_finalizer {
+        return Ok(Action::await_change());
+    }
+
+    let pvc = dataset
+        .spec
+        .pvc
+        .as_ref()
+        .map(|p| usage::pvc_bound(&p.claim_name, fetched.claim.as_ref()));
+    let ready = usage::ready(pvc.as_ref(), deleting, &used_by);
+    let settled = ready.status == conditions::ConditionStatus::True || deleting;
+    let mut list = vec![ready];
+    list.extend(pvc);
+    write(ctx, dataset, &namespace, list, used_by).await?;
+    Ok(if settled {
+        Action::requeue(ctx.config.resync)
+    } else {
+        Action::requeue(CLAIM_REQUEUE)
+    })
+}
+
+/// What fetch read.
+struct Fetched {
+    /// Every TrainingRun of the Dataset's namespace (invalid ones are skipped by the caller).
+    runs: Vec<DeserializeGuard<TrainingRun>>,
+    /// The named claim, when the Dataset names one and it exists.
+    claim: Option<PersistentVolumeClaim>,
+}
+
+/// fetch: the runs of the namespace (a fresh list, so a run that just started is seen before the deletion goes on)
+/// and the claim.
+async fn fetch(ctx: &Context, dataset: &Dataset, namespace: &str) -> Result<Fetched> {
+    let runs: Api<DeserializeGuard<TrainingRun>> = Api::namespaced(ctx.client.clone(), namespace);
+    let runs = runs.list(&ListParams::default()).await?.items;
+    let claim = match &dataset.spec.pvc {
+        Some(pvc) => {
+            let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), namespace);
+            claims.get_opt(&pvc.claim_name).await?
+        }
+        None => None,
+    };
+    Ok(Fetched { runs, claim })
+}
+
+/// finalizer: adds or removes [`usage::FINALIZER`] with a merge patch guarded by the read `resourceVersion` (a
+/// concurrent change makes it fail with 409 and the reconcile is retried on fresh data).
+async fn update_finalizer(
+    ctx: &Context,
+    dataset: &Dataset,
+    namespace: &str,
+    change: FinalizerChange,
+    used_by: &[String],
+) -> Result<()> {
+    let mut finalizers: Vec<String> = dataset.finalizers().to_vec();
+    match change {
+        FinalizerChange::Keep => return Ok(()),
+        FinalizerChange::Add => finalizers.push(usage::FINALIZER.to_owned()),
+        FinalizerChange::Remove => finalizers.retain(|f| f != usage::FINALIZER),
+    }
+    let patch = serde_json::json!({
+        "metadata": {
+            "finalizers": finalizers,
+            "resourceVersion": dataset.resource_version(),
+        }
+    });
+    let api: Api<Dataset> = Api::namespaced(ctx.client.clone(), namespace);
+    match api
+        .patch(
+            &dataset.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+        Err(error) => return Err(error.into()),
+    }
+    let note = match change {
+        FinalizerChange::Add => format!(
+            "in use by {}: deletion is held until they finish",
+            used_by.join(", ")
+        ),
+        _ => "no unfinished run uses it: deletion is no longer held".to_owned(),
+    };
+    tracing::info!(dataset = %dataset.name_any(), %namespace, ?change, "updated the in-use finalizer");
+    events::normal(
+        &ctx.recorder,
+        &dataset.object_ref(&()),
+        "InUse",
+        "Finalizer",
+        note,
+    )
+    .await;
+    Ok(())
+}
+
+/// status: conditions merged (keeping transition times), `usedBy`, `observedGeneration`; written only on a
+/// difference.
+async fn write(
+    ctx: &Context,
+    dataset: &Dataset,
+    namespace: &str,
+    desired: Vec<DesiredCondition>,
+    used_by: Vec<String>,
+) -> Result<()> {
+    let current = dataset.status.as_ref();
+    let current_conditions = current
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let generation = dataset.meta().generation;
+    let merged = conditions::merge(&current_conditions, &desired, generation, &now);
+    let status = DatasetStatus {
+        conditions: Some(merged),
+        observed_generation: generation,
+        used_by: Some(used_by),
+    };
+    let api: Api<Dataset> = Api::namespaced(ctx.client.clone(), namespace);
+    match write_status(&api, &dataset.name_any(), current, &status).await {
+        Ok(_) => {}
+        Err(error) if error.is_not_found() => return Ok(()),
+        Err(error) => return Err(error),
+    }
+    let before = conditions::find(&current_conditions, types::READY);
+    if let Some(ready) = desired.iter().find(|c| c.type_ == types::READY)
+        && before.is_none_or(|b| b.status != ready.status.as_str() || b.reason != ready.reason)
+    {
+        let note = format!("Ready is {}: {}", ready.status.as_str(), ready.message);
+        events::normal(
+            &ctx.recorder,
+            &dataset.object_ref(&()),
+            &ready.reason,
+            "Reconcile",
+            note,
+        )
+        .await;
+    }
+    Ok(())
+}
+
+/// An object that does not deserialize: a Warning Event, counted as `invalid_object`; other Datasets are unaffected.
+async fn report_invalid(
+    ctx: &Context,
+    object: &DeserializeGuard<Dataset>,
+    invalid: &InvalidObject,
+) -> Result<Action> {
+    ctx.metrics.reconcile_failed(KIND, "invalid_object");
+    tracing::warn!(object = %object_key(KIND, object), error = %invalid.error, "invalid Dataset");
+    events::warning(
+        &ctx.recorder,
+        &object.object_ref(&()),
+        "InvalidObject",
+        "Reconcile",
+        format!(
+            "the object does not match the Dataset schema: {}",
+            invalid.error
+        ),
+    )
+    .await;
+    Ok(Action::await_change())
+}
