@@ -4,8 +4,13 @@
 //! reconcilers publish only on a change (a child created or pruned, a condition transition), never on a no-op
 //! reconcile.
 
+use std::time::Duration;
+
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::{Event, EventType, Recorder};
+
+/// Longest a reconcile waits for one Event to be published (seconds: 5); Events are best effort.
+pub const PUBLISH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Publishes a `Normal` event about `regarding`.
 pub async fn normal(
@@ -52,8 +57,10 @@ async fn publish(
         action: action.to_owned(),
         secondary: None,
     };
-    if let Err(error) = recorder.publish(&event, regarding).await {
-        tracing::warn!(%error, %reason, "could not publish an event");
+    match tokio::time::timeout(PUBLISH_TIMEOUT, recorder.publish(&event, regarding)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::warn!(%error, %reason, "could not publish an event"),
+        Err(_) => tracing::warn!(%reason, "publishing an event timed out"),
     }
 }
 
