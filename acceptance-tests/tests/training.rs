@@ -449,3 +449,67 @@ async fn o06_suspend_resume_and_cancel_with_a_ttl() -> anyhow::Result<()> {
     assert_eq!(reconcile_errors(&operator, "TrainingRun")?, 0.0);
     Ok(())
 }
+
+// DESIGN.md section 5: once a run and its Dataset are settled, resyncs (every 5 s here) cost zero
+// writes (lease renewals aside).
+#[tokio::test]
+async fn settled_runs_and_datasets_cost_zero_writes() -> anyhow::Result<()> {
+    let (cluster, ns, client, operator) = setup("trun-zero", &[]).await?;
+    let ns = ns.name();
+    create(
+        &client,
+        ns,
+        json!({"apiVersion": "modelfleet.io/v1alpha1", "kind": "Dataset", "metadata": {"name": "corpus"},
+               "spec": {"version": "3", "source": {"uri": "s3://b/corpus/"}, "allowedServiceAccounts": ["default"]}}),
+    )
+    .await?;
+    let refs = json!([{"name": "corpus", "version": "3", "mountPath": "/data"}]);
+    create(
+        &client,
+        ns,
+        run_manifest(
+            "steady",
+            "modelfleet.local/sim:never",
+            json!({"datasets": refs}),
+        ),
+    )
+    .await?;
+    wait_for_run(
+        &client,
+        ns,
+        "steady",
+        "steady to run",
+        Duration::from_secs(60),
+        &operator,
+        phase_is("Running"),
+    )
+    .await?;
+    let datasets = modelfleet::api(&client, ns, "Dataset");
+    let used_by = json!([format!("{ns}/steady")]);
+    wait_for(
+        "the dataset to list its user",
+        Duration::from_secs(30),
+        || {
+            let datasets = datasets.clone();
+            let used_by = used_by.clone();
+            async move {
+                let d = datasets.get("corpus").await?;
+                Ok((d.data["status"]["usedBy"] == used_by).then_some(()))
+            }
+        },
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mark = cluster.audit_log().mark()?;
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    let scope = format!("/namespaces/{ns}/");
+    let writes: Vec<_> = mark
+        .writes_by(OPERATOR_USER)?
+        .into_iter()
+        .filter(|e| e.request_u_r_i.contains(&scope) && !e.request_u_r_i.contains("/leases/"))
+        .map(|e| format!("{} {}", e.verb, e.request_u_r_i))
+        .collect();
+    assert!(writes.is_empty(), "{writes:#?}");
+    assert_eq!(reconcile_errors(&operator, "TrainingRun")?, 0.0);
+    Ok(())
+}

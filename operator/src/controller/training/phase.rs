@@ -24,7 +24,7 @@ pub struct RunFacts {
     pub job_name: Option<String>,
     /// When the Job started (Job `status.startTime`).
     pub start_time: Option<Time>,
-    /// When the run finished: Job `status.completionTime`, or the time of the Job's `Failed` condition.
+    /// When the run finished: Job `status.completionTime`, else the time of its terminal condition.
     pub completion_time: Option<Time>,
     /// Pods counts from the Job's status (active, ready, succeeded, failed); 0 when absent.
     pub counts: Counts,
@@ -119,9 +119,11 @@ pub fn derive(
         None if counts.ready > 0 => (TrainingPhase::Running, None, None),
         None => (TrainingPhase::Pending, None, None),
     };
+    // `SuccessCriteriaMet` / `FailureTarget` come before the Job's `completionTime` (set only once every pod is
+    // gone, and never for a failure): until then the condition's time says when the run finished.
     let completion_time = status
         .and_then(|s| s.completion_time.clone())
-        .or(finished_at.filter(|_| phase == TrainingPhase::Failed));
+        .or(finished_at);
     RunFacts {
         phase,
         reason,
@@ -314,6 +316,26 @@ mod tests {
         assert_eq!(facts.phase, TrainingPhase::Succeeded);
         assert_eq!(facts.completion_time, Some(at(7)));
         assert_eq!(facts.reason, None);
+    }
+
+    #[test]
+    fn success_criteria_met_is_success_before_the_job_completes() {
+        let met = job(
+            false,
+            JobStatus {
+                succeeded: Some(1),
+                conditions: Some(vec![condition(
+                    "SuccessCriteriaMet",
+                    "True",
+                    "CompletionsReached",
+                    6,
+                )]),
+                ..Default::default()
+            },
+        );
+        let facts = derive(false, Some(&met), None);
+        assert_eq!(facts.phase, TrainingPhase::Succeeded);
+        assert_eq!(facts.completion_time, Some(at(6)));
     }
 
     #[test]
