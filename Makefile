@@ -11,10 +11,16 @@ export CARGO_TARGET_DIR ?= $(MODEL_FLEET_CACHE)/target
 INSTANCE ?= dev
 TEST_INSTANCE ?= test
 
-.PHONY: help bootstrap cluster-up cluster-down cluster-status test test-unit lint fmt
+.PHONY: help demo demo-down bootstrap cluster-up cluster-down cluster-status test test-unit lint fmt provider-install
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+demo: ## The main job: terraform apply of examples/terraform/quickstart on a local control plane
+	@$(CLUSTER)/demo.sh up
+
+demo-down: ## terraform destroy the demo, stop its operator and its control plane
+	@$(CLUSTER)/demo.sh down
 
 bootstrap: ## Build/fetch everything a fresh machine needs (idempotent; first run 10-20 min)
 	@$(CLUSTER)/bootstrap.sh
@@ -33,6 +39,9 @@ test: ## Unit and control-plane tests (starts and stops its own instance, never 
 
 test-unit: ## Unit tests only (no control plane)
 	cargo test --workspace --lib --bins
+
+provider-install: ## Release archive + filesystem mirror of the provider (.local/terraform-mirror)
+	@provider/scripts/install.sh
 
 lint: ## rustfmt check and clippy with warnings denied
 	cargo fmt --all -- --check

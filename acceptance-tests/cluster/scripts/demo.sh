@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# `make demo` / `make demo-down`: the whole product on the local control plane.
+#
+#   demo.sh up     bootstrap what is missing, build the operator and provider, install the provider
+#                  into the filesystem mirror, start instance `demo`, install the CRDs and the shared
+#                  Gateway, run the operator in the background, `terraform init` (offline) and
+#                  `terraform apply` examples/terraform/quickstart, then show what happened
+#   demo.sh down   terraform destroy, stop the operator, stop the instance
+#
+# Idempotent: a second `up` reuses everything and the apply changes nothing.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+instance=${DEMO_INSTANCE:-demo}
+dir="$REPO_ROOT/.local/$instance"
+work="$REPO_ROOT/.local/$instance-terraform"
+quickstart="$REPO_ROOT/examples/terraform/quickstart"
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$MODEL_FLEET_CACHE/target}
+operator_pid_file="$REPO_ROOT/.local/$instance-operator.pid"
+operator_log="$REPO_ROOT/.local/$instance-operator.log"
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+operator_running() {
+  local pid; pid=$(cat "$operator_pid_file" 2>/dev/null) || return 1
+  [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "model-fleet-operator run"
+}
+
+stop_operator() {
+  if operator_running; then
+    local pid; pid=$(cat "$operator_pid_file")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do operator_running || break; sleep 0.1; done
+  fi
+  rm -f "$operator_pid_file"
+}
+
+terraform_env() {
+  tf=$("$CLUSTER_DIR/scripts/tf-bin.sh")
+  export TF_CLI_CONFIG_FILE="$work/mirror.tfrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
+  export TF_VAR_kubeconfig_path="$dir/kubeconfig"
+}
+
+cmd_up() {
+  local t0=$SECONDS
+  step "bootstrap (the first run builds the control plane from source: 10-20 minutes; later runs take seconds)"
+  "$CLUSTER_DIR/scripts/bootstrap.sh"
+
+  step "building the operator and the provider"
+  (cd "$REPO_ROOT" && cargo build --bin model-fleet-operator --bin terraform-provider-modelfleet)
+  mkdir -p "$work"
+  MIRROR="$work/mirror" DIST="$work/dist" PROVIDER_BINARY="$CARGO_TARGET_DIR/debug/terraform-provider-modelfleet" \
+    "$REPO_ROOT/provider/scripts/install.sh" >/dev/null
+  cat >"$work/mirror.tfrc" <<EOF
+provider_installation {
+  filesystem_mirror {
+    path    = "$work/mirror"
+    include = ["registry.terraform.io/modelfleet/modelfleet"]
+  }
+  direct {
+    exclude = ["registry.terraform.io/modelfleet/modelfleet"]
+  }
+}
+EOF
+
+  step "starting control plane instance '$instance'"
+  "$CLUSTER_DIR/scripts/cluster.sh" up "$instance" >/dev/null
+  local kubectl="$dir/bin/kubectl" kubeconfig="$dir/kubeconfig"
+  "$kubectl" --kubeconfig "$kubeconfig" apply --server-side --field-manager=model-fleet-demo \
+    -f "$REPO_ROOT/charts/model-fleet-operator/crds/" -f "$CLUSTER_DIR/manifests/gateway.yaml" >/dev/null
+  "$kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Established crd --all --timeout=60s >/dev/null
+  "$kubectl" --kubeconfig "$kubeconfig" create namespace demo --dry-run=client -o yaml |
+    "$kubectl" --kubeconfig "$kubeconfig" apply --server-side --field-manager=model-fleet-demo -f - >/dev/null
+
+  if operator_running; then
+    step "restarting the operator with the fresh build"
+    stop_operator
+  else
+    step "starting the operator"
+  fi
+  setsid "$CARGO_TARGET_DIR/debug/model-fleet-operator" run --kubeconfig "$kubeconfig" \
+    --lease-namespace model-fleet-system --default-gateway model-fleet-system/shared \
+    --metrics-bind-address 127.0.0.1:0 --log-format json >>"$operator_log" 2>&1 </dev/null &
+  echo $! >"$operator_pid_file"
+  sleep 1
+  operator_running || { tail -n 20 "$operator_log" >&2; die "the operator exited at start (log: $operator_log)"; }
+  echo "operator log: $operator_log" >&2
+
+  step "terraform init (offline, from the filesystem mirror) and apply"
+  terraform_env
+  mkdir -p "$work/config"
+  cp "$quickstart"/*.tf "$work/config/"
+  (cd "$work/config" && "$tf" init -input=false -no-color >/dev/null && "$tf" apply -auto-approve -input=false -no-color)
+
+  local plan_rc=0
+  (cd "$work/config" && "$tf" plan -detailed-exitcode -input=false -no-color >"$work/plan.txt") || plan_rc=$?
+  case $plan_rc in
+    0) echo "terraform plan right after apply: no changes" >&2 ;;
+    *) cat "$work/plan.txt" >&2; die "terraform plan right after apply is not clean (exit $plan_rc): a perpetual diff" ;;
+  esac
+
+  step "terraform output"
+  (cd "$work/config" && "$tf" output -no-color)
+  step "kubectl get isvc,trun,mfds,deploy,svc,scaledobject,httproute,job,pods -A -o wide"
+  "$kubectl" --kubeconfig "$kubeconfig" get isvc,trun,mfds,deploy,svc,scaledobject,httproute,job,pods -n demo -o wide
+  step "what each resource is doing"
+  explain "$kubectl" "$kubeconfig"
+  step "explore it"
+  cat >&2 <<EOF
+  export KUBECONFIG=$kubeconfig
+  $kubectl get isvc,trun,mfds -A
+  operator log: $operator_log
+  stop everything: make demo-down
+  (demo took $((SECONDS - t0))s)
+EOF
+}
+
+# explain KUBECTL KUBECONFIG: one line per Model Fleet resource in namespace demo, from its status.
+explain() {
+  "$1" --kubeconfig "$2" get isvc,trun,mfds,pods -n demo -o json | jq -r '
+    def cond($t): ((.status.conditions // []) | map(select(.type == $t)) | first) // {};
+    (.items | map(select(.kind == "Pod")) | map({key: (.metadata.labels["modelfleet.io/inference-service"] // .metadata.labels["job-name"] // ""), value: (.spec.nodeName // "no node")}) | group_by(.key) | map({key: .[0].key, value: (map(.value) | unique | join(", "))}) | from_entries) as $nodes
+    | .items[] | select(.kind != "Pod") | .metadata.name as $n
+    | if .kind == "InferenceService" then
+        cond("Ready") as $r
+        | if $r.reason == "Unschedulable" then "\($n): Pending, no \(.status.capacityClass // "matching") node: a capacity provider such as Karpenter would add one"
+          elif ((.spec.replicas.min // 1) == 0) and ((.status.replicas // 0) == 0) then "\($n): scaled to zero until the queue has work"
+          elif ((.spec.replicas.min // 1) == 0) then "\($n): Ready=\($r.status), \(.status.readyReplicas // 0) replica(s) on \($nodes[$n] // "-"); KEDA scales it to zero when the queue is empty (no KEDA controller runs locally)"
+          elif $r.status == "True" then "\($n): Ready, \(.status.readyReplicas) replica(s) on \($nodes[$n] // "-")\(if .status.url then ", routed at \(.status.url) (no Gateway data plane locally)" else "" end)\(if .status.capacityClass then ", GPU class \(.status.capacityClass), \(.status.perGpuMemoryGiB) GiB per GPU" else "" end)"
+          else "\($n): \($r.reason // "no status yet"): \($r.message // "is the operator running?")" end
+      elif .kind == "TrainingRun" then
+        "\($n): \(.status.phase // "no status yet") (Job \(.status.jobName // "-") on \($nodes[.status.jobName // ""] // "-")\(if .status.capacityClass then ", GPU class \(.status.capacityClass)" else "" end))"
+      else
+        "\($n): dataset version \(.spec.version), Ready=\(cond("Ready").status // "unknown")\(if (.status.usedBy // []) | length > 0 then ", used by \(.status.usedBy | join(", "))" else ", not used by an unfinished run" end)"
+      end'
+}
+
+cmd_down() {
+  if [ -f "$work/config/terraform.tfstate" ] && [ -f "$dir/kubeconfig" ]; then
+    step "terraform destroy"
+    terraform_env
+    (cd "$work/config" && "$tf" destroy -auto-approve -input=false -no-color >/dev/null)
+  fi
+  step "stopping the operator and instance '$instance'"
+  stop_operator
+  "$CLUSTER_DIR/scripts/cluster.sh" down "$instance"
+  rm -rf "$work"
+}
+
+case ${1:-} in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  *) echo "usage: demo.sh up|down" >&2; exit 2 ;;
+esac
