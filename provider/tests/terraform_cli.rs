@@ -373,3 +373,53 @@ fn init_from_the_filesystem_mirror_offline() {
     );
     assert_ok("validate", &ws.run(&["validate", "-no-color"]));
 }
+
+#[test]
+fn debug_mode_serves_plaintext_for_reattach() {
+    let mut child = Command::new(BINARY)
+        .arg("--debug")
+        .env_remove("TF_PLUGIN_MAGIC_COOKIE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut reattach = None;
+    for _ in 0..10 {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(rest) = line.trim().strip_prefix("export TF_REATTACH_PROVIDERS='") {
+            reattach = Some(rest.trim_end_matches('\'').to_string());
+            break;
+        }
+    }
+    let reattach = reattach.expect("debug mode prints TF_REATTACH_PROVIDERS");
+    let json: serde_json::Value = serde_json::from_str(&reattach).unwrap();
+    assert_eq!(
+        json["registry.terraform.io/modelfleet/modelfleet"]["ProtocolVersion"],
+        5
+    );
+
+    // Terraform attaches to the running process instead of starting one.
+    let ws = Workspace::with_cli_config(&format!("{PROVIDER_NO_CLUSTER}{DATASET}"), "");
+    let out = Command::new(tf_bin())
+        .args(["plan", "-no-color", "-input=false"])
+        .current_dir(ws.dir.path())
+        .env("TF_CLI_CONFIG_FILE", &ws.cli_config)
+        .env("TF_REATTACH_PROVIDERS", &reattach)
+        .env("CHECKPOINT_DISABLE", "1")
+        .output()
+        .unwrap();
+    let alive = child.try_wait().unwrap().is_none();
+    child.kill().ok();
+    child.wait().ok();
+    assert!(
+        text(&out.stdout).contains("Plan: 1 to add"),
+        "{}\n{}",
+        text(&out.stdout),
+        tail(&text(&out.stderr))
+    );
+    assert!(alive, "a reattached provider outlives the Terraform run");
+}

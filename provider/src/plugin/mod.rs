@@ -115,11 +115,9 @@ pub async fn serve<P: Provider>(
                         () = terminate_signal() => {}
                     }
                 }
+                // A debug instance serves many Terraform runs; only Ctrl-C ends it.
                 Mode::Debug => {
-                    tokio::select! {
-                        () = controller.wait() => {}
-                        _ = tokio::signal::ctrl_c() => {}
-                    }
+                    let _ = tokio::signal::ctrl_c().await;
                 }
             }
             stopping.notify_one();

@@ -279,7 +279,11 @@ impl CustomResourceType {
         planned: &Value,
         config: &Value,
     ) -> Result<Value, Diagnostics> {
-        let name = planned
+        // The planned state may still hold unknowns for values that came from other resources;
+        // at apply time the configuration is wholly known, and every non-computed attribute is
+        // planned exactly as configured, so the configuration is the source of truth.
+        let desired = if config.is_null() { planned } else { config };
+        let name = desired
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| Diagnostics::error_at(AttrPath::attrs(&["name"]), "Name not known", ""))?
@@ -299,7 +303,7 @@ impl CustomResourceType {
             },
         };
         let object = format!("{namespace}/{name}");
-        let spec = fields::to_json(&self.fields, planned, &AttrPath::root())?;
+        let spec = fields::to_json(&self.fields, desired, &AttrPath::root())?;
         let api = self.api(self.client(ctx).await?, &namespace);
         if prior.is_null() {
             let existing = api
@@ -332,7 +336,7 @@ impl CustomResourceType {
             .map_err(|e| self.api_error(e, "apply", &object, ctx))?;
         // The CRDs add no defaults, so the object holds exactly the planned spec: the new state
         // is the plan with the computed attributes filled (every known planned value unchanged).
-        let mut state = match planned {
+        let mut state = match desired {
             Value::Object(attrs) => attrs.clone(),
             _ => BTreeMap::new(),
         };

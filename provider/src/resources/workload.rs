@@ -123,6 +123,15 @@ impl WorkloadResource {
         &self.inner
     }
 
+    /// Names of the attributes this type adds to the generic custom-resource schema.
+    fn added_attributes(&self) -> impl Iterator<Item = &'static str> {
+        computed::plan_time_attributes(self.kind)
+            .iter()
+            .chain(status::fact_attributes(self.kind))
+            .copied()
+            .chain(["wait_for"])
+    }
+
     /// `resource` with the plan-time computed values recomputed from it (null on a fit error,
     /// which only a spec edited outside Terraform can cause on read).
     fn with_plan_time_values(&self, resource: Value) -> Value {
@@ -362,7 +371,12 @@ impl Resource for WorkloadResource {
             if diags.has_errors() {
                 return (state, diags);
             }
-            state
+            // The attributes this type adds are planned here, not by the generic type: carry
+            // them over as planned (every known planned value must come back unchanged).
+            let added = self
+                .added_attributes()
+                .filter_map(|name| planned.get(name).map(|v| (name.to_string(), v.clone())));
+            merge(state, added.collect())
         };
         let which = if prior.is_null() { "create" } else { "update" };
         let timeout = timeouts::get(planned, which, DEFAULT_WAIT);
