@@ -410,3 +410,39 @@ resource "modelfleet_dataset" "minimal" {
         serde_json::json!({"version": "1", "source": {"uri": "hf://datasets/org/name"}})
     );
 }
+
+#[tokio::test]
+async fn values_unknown_at_plan_time_are_applied_from_the_configuration() {
+    // Invariant 4 of the plugin protocol notes: a value unknown during plan (here the output of
+    // another resource) is known at apply, and the new state must hold it.
+    let cluster = cluster();
+    install_crds(&cluster);
+    let ns = cluster.namespace("tf-dataset-unknown").await.unwrap();
+    let tf = Terraform::new(&format!(
+        "{}{}",
+        provider_block(&cluster, ns.name(), false),
+        r#"
+resource "terraform_data" "version" {
+  input = "7"
+}
+
+resource "modelfleet_dataset" "late" {
+  name    = "late"
+  version = terraform_data.version.output
+  source {
+    uri = "s3://bucket/late/"
+  }
+}
+"#
+    ))
+    .unwrap();
+    let (_, plan) = tf.plan_exit_code().unwrap();
+    assert!(
+        plan.contains("version   = (known after apply)") || plan.contains("(known after apply)"),
+        "{plan}"
+    );
+    tf.apply().unwrap();
+    let object = get_json(&cluster, ns.name(), "late").unwrap();
+    assert_eq!(object["spec"]["version"], "7");
+    assert_no_changes(&tf, "after apply");
+}
