@@ -5,6 +5,7 @@
 #                  into the filesystem mirror, start instance `demo`, install the CRDs and the shared
 #                  Gateway, run the operator in the background, `terraform init` (offline) and
 #                  `terraform apply` examples/terraform/quickstart, then show what happened
+#   demo.sh destroy  terraform destroy only (the operator and the instance keep running)
 #   demo.sh down   terraform destroy, stop the operator, stop the instance
 #
 # Idempotent: a second `up` reuses everything and the apply changes nothing.
@@ -134,20 +135,25 @@ explain() {
       end'
 }
 
-cmd_down() {
+cmd_destroy() {
   if [ -f "$work/config/terraform.tfstate" ] && [ -f "$dir/kubeconfig" ]; then
     step "terraform destroy"
     terraform_env
     (cd "$work/config" && "$tf" destroy -auto-approve -input=false -no-color >/dev/null)
   fi
+}
+
+cmd_down() {
+  cmd_destroy
   step "stopping the operator and instance '$instance'"
   stop_operator
   "$CLUSTER_DIR/scripts/cluster.sh" down "$instance"
-  rm -rf "$work"
+  rm -rf "$work" "$operator_log"
 }
 
 case ${1:-} in
   up) cmd_up ;;
+  destroy) cmd_destroy ;;
   down) cmd_down ;;
-  *) echo "usage: demo.sh up|down" >&2; exit 2 ;;
+  *) echo "usage: demo.sh up|destroy|down" >&2; exit 2 ;;
 esac

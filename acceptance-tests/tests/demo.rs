@@ -1,0 +1,120 @@
+//! `make demo` run non-interactively on its own instance (issue 8): terraform apply of the
+//! quickstart, children placed on the simulated nodes, statuses as the demo explains them, a clean
+//! plan, and a destroy that leaves nothing behind.
+
+use std::process::Command;
+
+use acceptance_tests::cluster::repo_root;
+use serde_json::Value;
+
+const INSTANCE: &str = "test-demo";
+
+fn demo(cmd: &str) -> (bool, String) {
+    let out = Command::new("bash")
+        .arg(repo_root().join("acceptance-tests/cluster/scripts/demo.sh"))
+        .arg(cmd)
+        .env("DEMO_INSTANCE", INSTANCE)
+        .output()
+        .expect("running demo.sh");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn kubectl_json(args: &[&str]) -> Value {
+    let dir = repo_root().join(".local").join(INSTANCE);
+    let out = Command::new(dir.join("bin/kubectl"))
+        .env("KUBECONFIG", dir.join("kubeconfig"))
+        .args(args)
+        .args(["-o", "json"])
+        .output()
+        .expect("kubectl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("kubectl json")
+}
+
+fn items(kinds: &str) -> Vec<Value> {
+    kubectl_json(&["get", kinds, "-n", "demo"])["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn pod_of(prefix: &str) -> Value {
+    items("pods")
+        .into_iter()
+        .find(|p| {
+            p["metadata"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with(prefix)
+        })
+        .unwrap_or_else(|| panic!("no pod {prefix}*"))
+}
+
+struct Down;
+impl Drop for Down {
+    fn drop(&mut self) {
+        let (ok, text) = demo("down");
+        assert!(ok || std::thread::panicking(), "demo down failed:\n{text}");
+    }
+}
+
+#[test]
+fn the_demo_applies_the_quickstart_explains_it_and_destroys_cleanly() {
+    let _down = Down;
+    let (ok, text) = demo("up");
+    assert!(ok, "make demo failed:\n{text}");
+    for line in [
+        "terraform plan right after apply: no changes",
+        "echo: Ready, 2 replica(s) on kwok-cpu-",
+        "fit-141: Pending, no 141gi node: a capacity provider such as Karpenter would add one",
+        "llama-70b: Ready, 1 replica(s) on kwok-gpu-80gi, GPU class 80gi, 54 GiB per GPU",
+        "finetune-1: Succeeded (Job finetune-1 on kwok-gpu-24gi",
+        "corpus-v3: dataset version 3, Ready=True",
+        "\"per_gpu_memory_gib\" = 54",
+        "\"echo\" = \"http://model.localhost/\"",
+    ] {
+        assert!(text.contains(line), "demo output lacks {line:?}:\n{text}");
+    }
+    assert_eq!(pod_of("llama-70b")["spec"]["nodeName"], "kwok-gpu-80gi");
+    assert_eq!(pod_of("fit-141")["status"]["phase"], "Pending");
+    assert!(pod_of("fit-141")["spec"]["nodeName"].is_null());
+    assert_eq!(pod_of("vllm")["spec"]["nodeName"], "kwok-gpu-24gi");
+    let kinds: Vec<String> = items("scaledobjects,httproutes")
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["ScaledObject/vllm", "HTTPRoute/echo", "HTTPRoute/vllm"]
+    );
+
+    // A second run is idempotent: nothing to add, change or destroy.
+    let (ok, again) = demo("up");
+    assert!(ok, "second make demo failed:\n{again}");
+    assert!(
+        again.contains("Resources: 0 added, 0 changed, 0 destroyed"),
+        "{again}"
+    );
+
+    let (ok, text) = demo("destroy");
+    assert!(ok, "terraform destroy failed:\n{text}");
+    let left = items(
+        "inferenceservices,trainingruns,datasets,deployments,services,jobs,scaledobjects,httproutes",
+    );
+    assert!(left.is_empty(), "left behind after destroy: {left:#?}");
+}
