@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 t0=$SECONDS
 require_go
 command -v cargo >/dev/null || die "cargo is not on PATH: install Rust with rustup (https://rustup.rs); rust-toolchain.toml pins the version"
-for tool in openssl curl python3 setsid flock; do
+for tool in openssl curl python3 jq setsid flock; do
   command -v "$tool" >/dev/null || die "$tool is missing: install it (Debian/Ubuntu: apt-get install $( [ "$tool" = setsid ] || [ "$tool" = flock ] && echo util-linux || echo "$tool"))"
 done
 log "bootstrap: cache folder $MODEL_FLEET_CACHE"
