@@ -320,9 +320,10 @@ impl Resource for WorkloadResource {
             let Some(crate::diag::Step::Attr(name)) = path.0.first() else {
                 return true;
             };
+            let is_spec = self.inner.fields().iter().any(|f| &f.tf_name == name);
             let (before, after) = (prior.get(name), planned.state.get(name));
             match (before, after) {
-                (Some(b), Some(a)) if self.spec_schema.get("properties").is_some() => {
+                (Some(b), Some(a)) if is_spec => {
                     let only =
                         |v: &Value| Value::Object(BTreeMap::from([(name.clone(), v.clone())]));
                     !quantity::spec_equal(&self.spec_schema, &only(b), &only(a))

@@ -181,6 +181,14 @@ fn equal_quantities_never_replace_a_training_run() {
         plan.requires_replace
     );
     assert_eq!(plan.state.get("phase"), Some(&Value::string("Running")));
+    let (renamed, renamed_config) = (
+        with(&same, "name", Value::string("run2")),
+        with(&same_config, "name", Value::string("run2")),
+    );
+    let plan = resource
+        .plan(&ctx(), &state, &renamed, &renamed_config)
+        .unwrap();
+    assert_eq!(plan.requires_replace, vec![AttrPath::attrs(&["name"])]);
     let (other, other_config) = proposed("600m");
     let plan = resource
         .plan(&ctx(), &state, &other, &other_config)

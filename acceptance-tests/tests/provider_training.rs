@@ -1,0 +1,263 @@
+//! `modelfleet_training` end to end (issue 7): the real Terraform CLI, the provider built from this
+//! workspace, the local control plane with simulated nodes (Job pods succeed ~3 s after starting)
+//! and an operator process watching the test's namespace.
+//!
+//! Stories: the training-with-dataset example applies with `wait_for = "completed"` (phase
+//! Succeeded in state, `job_name` known at plan time), plans clean; `intent` changes in place; an
+//! image change replaces the run; destroy leaves no TrainingRun and no Job. Case P-01 for runs:
+//! `cpu = "1000"` stays as written and rewriting it as `1k` is never a replacement.
+
+use std::time::Duration;
+
+use acceptance_tests::cluster::repo_root;
+use acceptance_tests::process::operator_kubeconfig;
+use acceptance_tests::{Cluster, OperatorProcess, Terraform, TestNamespace, wait_for};
+
+/// Installs the chart's CRDs once per test process (server-side apply, idempotent).
+fn install_crds(cluster: &Cluster) {
+    static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        let dir = repo_root().join("charts/model-fleet-operator/crds");
+        let run = |args: &[&str]| cluster.kubectl_ok(args).map_err(|e| format!("{e:#}"));
+        run(&[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=model-fleet-crds",
+            "-f",
+            dir.to_str().unwrap_or_default(),
+        ])?;
+        run(&[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/inferenceservices.modelfleet.io",
+            "crd/trainingruns.modelfleet.io",
+            "crd/datasets.modelfleet.io",
+        ])
+        .map(|_| ())
+    })
+    .clone()
+    .expect("Model Fleet CRDs install");
+}
+
+fn cluster() -> Cluster {
+    Cluster::connect().expect("local control plane (run `make bootstrap` once, then `make test`)")
+}
+
+async fn setup(cluster: &Cluster, prefix: &str) -> TestNamespace {
+    install_crds(cluster);
+    cluster.namespace(prefix).await.expect("namespace")
+}
+
+fn operator(cluster: &Cluster, ns: &str) -> OperatorProcess {
+    let kubeconfig = operator_kubeconfig(cluster).expect("operator kubeconfig");
+    OperatorProcess::start(
+        cluster,
+        &kubeconfig,
+        ns,
+        "fleet",
+        &["--resync-seconds", "2"],
+        &[],
+    )
+    .expect("operator starts")
+}
+
+fn terraform(cluster: &Cluster, ns: &str, main_tf: &str, extra_vars: &str) -> Terraform {
+    let tf = Terraform::new(main_tf).expect("terraform folder");
+    tf.write(
+        "terraform.tfvars",
+        &format!(
+            "kubeconfig_path = \"{}\"\nnamespace = \"{ns}\"\n{extra_vars}",
+            cluster.kubeconfig.display()
+        ),
+    )
+    .unwrap();
+    tf
+}
+
+fn has_attr(text: &str, name: &str, value: &str) -> bool {
+    text.lines().any(|line| {
+        let words: Vec<&str> = line.split_whitespace().filter(|w| *w != "+").collect();
+        words == [name, "=", value]
+    })
+}
+
+fn plan(tf: &Terraform, expected: i32, when: &str) -> String {
+    let (code, text) = tf.plan_exit_code().unwrap();
+    assert_eq!(code, expected, "{when}\n{text}");
+    text
+}
+
+fn names(cluster: &Cluster, ns: &str, kinds: &str) -> Vec<String> {
+    cluster
+        .kubectl_ok(&["get", kinds, "-n", ns, "-o", "name"])
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn run_json(cluster: &Cluster, ns: &str, name: &str) -> serde_json::Value {
+    serde_json::from_str(
+        &cluster
+            .kubectl_ok(&[
+                "get",
+                "trainingruns.modelfleet.io",
+                "-n",
+                ns,
+                name,
+                "-o",
+                "json",
+            ])
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn dataset_example_completes_then_intent_update_replace_destroy() {
+    let cluster = cluster();
+    let ns = setup(&cluster, "tf-train").await;
+    let ns = ns.name().to_string();
+    let _operator = operator(&cluster, &ns);
+    let main_tf = std::fs::read_to_string(
+        repo_root().join("examples/terraform/training-with-dataset/main.tf"),
+    )
+    .unwrap();
+    let tf = terraform(&cluster, &ns, &main_tf, "");
+
+    let planned = tf.ok(&["plan", "-no-color"]).unwrap();
+    assert!(
+        has_attr(&planned, "job_name", "\"finetune-1\""),
+        "{planned}"
+    );
+    let out = tf.apply().unwrap();
+    assert!(out.contains("job_name = \"finetune-1\""), "{out}");
+    let state = tf
+        .ok(&["state", "show", "-no-color", "modelfleet_training.finetune"])
+        .unwrap();
+    assert!(has_attr(&state, "phase", "\"Succeeded\""), "{state}");
+    assert_eq!(
+        run_json(&cluster, &ns, "finetune-1")["status"]["phase"],
+        "Succeeded"
+    );
+    plan(&tf, 0, "right after apply");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    plan(&tf, 0, "after the operator rewrote status");
+
+    // intent changes in place (wait only for the operator to see it: a finished run stays so).
+    let suspended = main_tf.replace(
+        "wait_for = \"completed\"",
+        "wait_for = \"reconciled\"\n  intent   = \"suspended\"",
+    );
+    assert_ne!(suspended, main_tf);
+    tf.write("main.tf", &suspended).unwrap();
+    let text = plan(&tf, 2, "intent changed");
+    assert!(
+        text.contains("updated in-place") && !text.contains("must be replaced"),
+        "{text}"
+    );
+    tf.apply().unwrap();
+    assert_eq!(
+        run_json(&cluster, &ns, "finetune-1")["spec"]["intent"],
+        "suspended"
+    );
+    plan(&tf, 0, "after the intent update");
+
+    // Any other spec change replaces the run.
+    tf.write("main.tf", &main_tf).unwrap();
+    tf.write(
+        "terraform.tfvars",
+        &format!(
+            "kubeconfig_path = \"{}\"\nnamespace = \"{ns}\"\nimage = \"modelfleet.local/sim:v2\"\n",
+            cluster.kubeconfig.display()
+        ),
+    )
+    .unwrap();
+    let text = plan(&tf, 2, "image changed");
+    assert!(text.contains("must be replaced"), "{text}");
+    tf.apply().unwrap();
+    let run = run_json(&cluster, &ns, "finetune-1");
+    assert_eq!(run["spec"]["container"]["image"], "modelfleet.local/sim:v2");
+    assert_eq!(run["status"]["phase"], "Succeeded");
+    plan(&tf, 0, "after the replacement");
+
+    tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
+    assert!(
+        names(
+            &cluster,
+            &ns,
+            "trainingruns.modelfleet.io,datasets.modelfleet.io"
+        )
+        .is_empty()
+    );
+    wait_for("Jobs deleted", Duration::from_secs(60), || async {
+        Ok(names(&cluster, &ns, "jobs").is_empty().then_some(()))
+    })
+    .await
+    .unwrap();
+}
+
+/// Case P-01 for runs: `cpu = "1000"` is stored as written, plans clean, and rewriting it as `1k`
+/// (same amount) is an in-place change of the written form, never a replacement of the run.
+#[tokio::test]
+async fn p01_quantities_keep_the_written_form() {
+    let cluster = cluster();
+    let ns = setup(&cluster, "tf-train-p01").await;
+    let ns = ns.name().to_string();
+    let main_tf = |cpu: &str| {
+        format!(
+            r#"
+terraform {{
+  required_providers {{
+    modelfleet = {{ source = "modelfleet/modelfleet" }}
+  }}
+}}
+variable "kubeconfig_path" {{
+  type = string
+}}
+variable "namespace" {{
+  type = string
+}}
+provider "modelfleet" {{
+  kubeconfig_path = var.kubeconfig_path
+  namespace       = var.namespace
+}}
+resource "modelfleet_training" "big" {{
+  name = "big"
+  container {{
+    image = "modelfleet.local/sim:never"
+    resources {{
+      requests = {{ cpu = "{cpu}" }}
+    }}
+  }}
+}}
+"#
+        )
+    };
+    let tf = terraform(&cluster, &ns, &main_tf("1000"), "");
+    tf.apply().unwrap();
+    assert_eq!(
+        run_json(&cluster, &ns, "big")["spec"]["container"]["resources"]["requests"]["cpu"],
+        "1000"
+    );
+    let state = tf
+        .ok(&["state", "show", "-no-color", "modelfleet_training.big"])
+        .unwrap();
+    assert!(state.contains("\"1000\""), "{state}");
+    plan(&tf, 0, "right after apply");
+    tf.write("main.tf", &main_tf("1k")).unwrap();
+    let text = plan(&tf, 2, "1000 rewritten as 1k");
+    assert!(
+        text.contains("updated in-place") && !text.contains("must be replaced"),
+        "{text}"
+    );
+    tf.apply().unwrap();
+    plan(&tf, 0, "after the rewrite");
+    tf.write("main.tf", &main_tf("999")).unwrap();
+    let text = plan(&tf, 2, "a different amount");
+    assert!(text.contains("must be replaced"), "{text}");
+    tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
+}
