@@ -1,0 +1,188 @@
+//! Every InferenceService example under `examples/` reconciled by the operator on the control
+//! plane (issue 4): the children it should have, where its pods land, and its conditions.
+
+use std::time::Duration;
+
+use acceptance_tests::modelfleet::{api, create, example};
+use acceptance_tests::process::operator_kubeconfig;
+use acceptance_tests::{Cluster, OperatorProcess, wait_for};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{DynamicObject, ListParams};
+use kube::{Api, ResourceExt};
+use serde_json::Value;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What an example must become.
+struct Expect {
+    file: &'static str,
+    /// Kinds of the children owned by the InferenceService, sorted.
+    children: &'static [&'static str],
+    /// Prefix of the node every pod runs on (the scheduler spreads replicas over the CPU nodes).
+    node_prefix: &'static str,
+    capacity_class: Option<&'static str>,
+    per_gpu_memory_gib: Option<i64>,
+    /// `(type, status, reason)` of conditions to reach.
+    conditions: &'static [(&'static str, &'static str, &'static str)],
+}
+
+fn condition(object: &DynamicObject, type_: &str) -> Option<(String, String)> {
+    object.data["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+        .map(|c| {
+            let text = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
+            (text("status"), text("reason"))
+        })
+}
+
+async fn owned_kinds(cluster: &Cluster, ns: &str, uid: &str) -> anyhow::Result<Vec<String>> {
+    let listed = cluster.kubectl_ok(&[
+        "get",
+        "deployments,services,scaledobjects,httproutes,jobs",
+        "-n",
+        ns,
+        "-o",
+        "json",
+    ])?;
+    let listed: Value = serde_json::from_str(&listed)?;
+    let mut kinds: Vec<String> = listed["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|o| {
+            o["metadata"]["ownerReferences"]
+                .as_array()
+                .is_some_and(|refs| refs.iter().any(|r| r["uid"] == uid))
+        })
+        .map(|o| o["kind"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    kinds.sort();
+    Ok(kinds)
+}
+
+async fn check(expect: Expect) -> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    cluster.install_model_fleet_crds()?;
+    let ns = cluster.namespace("examples").await?;
+    let client = cluster.client().await?;
+    let operator = OperatorProcess::start(
+        &cluster,
+        &operator_kubeconfig(&cluster)?,
+        ns.name(),
+        "fleet",
+        &["--default-gateway", &format!("{}/shared", ns.name())],
+        &[],
+    )?;
+    let mut name = String::new();
+    for doc in example(expect.file, ns.name())? {
+        name = create(&client, ns.name(), doc).await?.name_any();
+    }
+    let isvcs = api(&client, ns.name(), "InferenceService");
+    let isvc = wait_for(
+        &format!("{}: conditions {:?}", expect.file, expect.conditions),
+        TIMEOUT,
+        || async {
+            let isvc = isvcs.get(&name).await?;
+            let reached = expect.conditions.iter().all(|(t, status, reason)| {
+                condition(&isvc, t) == Some(((*status).to_owned(), (*reason).to_owned()))
+            });
+            let current =
+                isvc.data["status"]["observedGeneration"].as_i64() == isvc.metadata.generation;
+            Ok((reached && current).then_some(isvc))
+        },
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+
+    let uid = isvc.uid().expect("uid");
+    assert_eq!(
+        owned_kinds(&cluster, ns.name(), &uid).await?,
+        expect.children,
+        "{}",
+        expect.file
+    );
+    assert_eq!(
+        isvc.data["status"]["capacityClass"].as_str(),
+        expect.capacity_class
+    );
+    assert_eq!(
+        isvc.data["status"]["perGpuMemoryGiB"].as_i64(),
+        expect.per_gpu_memory_gib
+    );
+
+    let pods: Api<Pod> = Api::namespaced(client, ns.name());
+    let nodes = wait_for("pods placed and running", TIMEOUT, || async {
+        let pods = pods.list(&ListParams::default()).await?;
+        let running = !pods.items.is_empty()
+            && pods
+                .items
+                .iter()
+                .all(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"));
+        Ok(running.then(|| {
+            pods.items
+                .iter()
+                .map(|p| {
+                    p.spec
+                        .as_ref()
+                        .and_then(|s| s.node_name.clone())
+                        .unwrap_or_default()
+                })
+                .collect::<Vec<_>>()
+        }))
+    })
+    .await?;
+    assert!(
+        nodes.iter().all(|n| n.starts_with(expect.node_prefix)),
+        "{}: pods on {nodes:?}",
+        expect.file
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn echo_example_runs_on_cpu_nodes_with_a_route() -> anyhow::Result<()> {
+    check(Expect {
+        file: "inference-kind.yaml",
+        children: &["Deployment", "HTTPRoute", "Service"],
+        node_prefix: "kwok-cpu-",
+        capacity_class: None,
+        per_gpu_memory_gib: None,
+        // No Gateway exists in the namespace: the route waits for it, serving is unaffected.
+        conditions: &[
+            ("Ready", "True", "AsExpected"),
+            ("RouteReady", "False", "GatewayNotFound"),
+        ],
+    })
+    .await
+}
+
+#[tokio::test]
+async fn vllm_example_gets_a_scaled_object_a_route_and_a_24gi_gpu() -> anyhow::Result<()> {
+    check(Expect {
+        file: "inference-vllm.yaml",
+        children: &["Deployment", "HTTPRoute", "ScaledObject", "Service"],
+        node_prefix: "kwok-gpu-24gi",
+        capacity_class: Some("24gi"),
+        per_gpu_memory_gib: Some(22),
+        conditions: &[
+            ("Ready", "True", "AsExpected"),
+            ("ScalingReady", "True", "AsExpected"),
+        ],
+    })
+    .await
+}
+
+#[tokio::test]
+async fn multi_gpu_fit_example_lands_on_the_80gi_node() -> anyhow::Result<()> {
+    check(Expect {
+        file: "inference-multi-gpu-fit.yaml",
+        children: &["Deployment", "Service"],
+        node_prefix: "kwok-gpu-80gi",
+        capacity_class: Some("80gi"),
+        per_gpu_memory_gib: Some(54),
+        conditions: &[("Ready", "True", "AsExpected")],
+    })
+    .await
+}
