@@ -116,6 +116,22 @@ fn observed_current_generation(object: &DynamicObject) -> bool {
         == object.metadata.generation
 }
 
+/// Waits until the operator has reconciled the current generation (a Ready condition exists, True
+/// or False: on a fast machine the echo service may already be Ready at the first look).
+async fn wait_reconciled(isvcs: &Api<DynamicObject>, name: &str) -> anyhow::Result<()> {
+    wait_for(
+        &format!("{name} reconciled"),
+        Duration::from_secs(20),
+        || async {
+            let object = isvcs.get(name).await?;
+            let done =
+                observed_current_generation(&object) && condition(&object, "Ready").is_some();
+            Ok(done.then_some(()))
+        },
+    )
+    .await
+}
+
 async fn wait_condition(
     isvcs: &Api<DynamicObject>,
     name: &str,
@@ -389,30 +405,14 @@ async fn o03_deleted_objects_go_without_reconcile_errors_or_finalizers() -> anyh
     let before = errors()?;
 
     apply(&isvcs, "short-lived", echo_spec()).await?;
-    wait_condition(
-        &isvcs,
-        "short-lived",
-        "Ready",
-        "False",
-        None,
-        Duration::from_secs(20),
-    )
-    .await?;
+    wait_reconciled(&isvcs, "short-lived").await?;
     isvcs
         .delete("short-lived", &DeleteParams::default())
         .await?;
 
     let mut spec = echo_spec();
     apply(&isvcs, "updated", spec.clone()).await?;
-    wait_condition(
-        &isvcs,
-        "updated",
-        "Ready",
-        "False",
-        None,
-        Duration::from_secs(20),
-    )
-    .await?;
+    wait_reconciled(&isvcs, "updated").await?;
     spec["replicas"] = json!({"min": 2, "max": 2});
     apply(&isvcs, "updated", spec).await?;
     isvcs.delete("updated", &DeleteParams::default()).await?;
