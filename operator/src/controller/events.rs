@@ -76,6 +76,37 @@ fn truncate(mut text: String, max: usize) -> String {
     text
 }
 
+/// Reports an object of `kind` that does not deserialize into its Rust type (kube's
+/// [`DeserializeGuard`](kube::core::DeserializeGuard) caught it): counted as `invalid_object` in
+/// the reconcile error metric, logged, and told to the user in a Warning Event. The watch, and so
+/// every other object of the kind, is unaffected. Returns the action for the reconcile: wait for
+/// the next change of the object.
+pub async fn report_invalid<K>(
+    ctx: &super::Context,
+    kind: &str,
+    object: &kube::core::DeserializeGuard<K>,
+    invalid: &kube::core::error_boundary::InvalidObject,
+) -> kube::runtime::controller::Action
+where
+    K: kube::Resource<DynamicType = ()>,
+{
+    use kube::Resource as _;
+    ctx.metrics.reconcile_failed(kind, "invalid_object");
+    tracing::warn!(object = %super::context::object_key(kind, object), error = %invalid.error, "invalid {kind}");
+    warning(
+        &ctx.recorder,
+        &object.object_ref(&()),
+        "InvalidObject",
+        "Reconcile",
+        format!(
+            "the object does not match the {kind} schema: {}",
+            invalid.error
+        ),
+    )
+    .await;
+    kube::runtime::controller::Action::await_change()
+}
+
 #[cfg(test)]
 mod tests {
     use super::truncate;

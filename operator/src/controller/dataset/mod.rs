@@ -21,7 +21,6 @@ use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::DeserializeGuard;
-use kube::core::error_boundary::InvalidObject;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
@@ -29,7 +28,7 @@ use kube::{Resource, ResourceExt};
 
 use self::usage::FinalizerChange;
 use super::conditions::{self, DesiredCondition, types};
-use super::context::{Context, object_key};
+use super::context::Context;
 use super::error::{Error, Result};
 use super::events;
 use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
@@ -130,7 +129,9 @@ pub async fn reconcile(
     let _timer = ctx.metrics.reconcile_started(KIND);
     let dataset = match &object.0 {
         Ok(dataset) => dataset,
-        Err(invalid) => return report_invalid(&ctx, object.as_ref(), invalid).await,
+        Err(invalid) => {
+            return Ok(events::report_invalid(&ctx, KIND, object.as_ref(), invalid).await);
+        }
     };
     let result = pipeline(dataset, &ctx).await;
     if let Ok(action) = &result {
@@ -297,26 +298,4 @@ async fn write(
         .await;
     }
     Ok(())
-}
-
-/// An object that does not deserialize: a Warning Event, counted as `invalid_object`; other Datasets are unaffected.
-async fn report_invalid(
-    ctx: &Context,
-    object: &DeserializeGuard<Dataset>,
-    invalid: &InvalidObject,
-) -> Result<Action> {
-    ctx.metrics.reconcile_failed(KIND, "invalid_object");
-    tracing::warn!(object = %object_key(KIND, object), error = %invalid.error, "invalid Dataset");
-    events::warning(
-        &ctx.recorder,
-        &object.object_ref(&()),
-        "InvalidObject",
-        "Reconcile",
-        format!(
-            "the object does not match the Dataset schema: {}",
-            invalid.error
-        ),
-    )
-    .await;
-    Ok(Action::await_change())
 }

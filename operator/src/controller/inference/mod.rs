@@ -22,7 +22,6 @@ use k8s_openapi::api::core::v1::{Pod, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::Resource;
 use kube::api::{Api, DynamicObject, ListParams};
-use kube::core::error_boundary::InvalidObject;
 use kube::core::{ApiResource, DeserializeGuard, GroupVersionKind};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
@@ -30,7 +29,7 @@ use kube::runtime::watcher;
 use self::observe::{RouteState, ScalingState};
 use super::apply::{self, ApplyOutcome, Child, FIELD_MANAGER};
 use super::conditions::{self, DesiredCondition, reasons, types};
-use super::context::{Context, object_key};
+use super::context::Context;
 use super::discovery::{Dependencies, http_route_resource, scaled_object_resource};
 use super::error::{Error, Result};
 use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
@@ -122,7 +121,9 @@ pub async fn reconcile(
     let _timer = ctx.metrics.reconcile_started(KIND);
     let isvc = match &object.0 {
         Ok(isvc) => isvc,
-        Err(invalid) => return report_invalid(&ctx, object.as_ref(), invalid).await,
+        Err(invalid) => {
+            return Ok(events::report_invalid(&ctx, KIND, object.as_ref(), invalid).await);
+        }
     };
     // Deletion is garbage collection's job (children carry ownerReferences): no finalizer, no writes (case O-03).
     if isvc.meta().deletion_timestamp.is_some() {
@@ -720,28 +721,4 @@ async fn report_error(ctx: &Context, isvc: &InferenceService, error: &Error) {
     if let Err(write_error) = write(ctx, isvc, &owner, draft).await {
         tracing::debug!(error = %write_error, "could not record the reconcile error in the status");
     }
-}
-
-/// An object that does not deserialize: a Warning Event on it, counted as `invalid_object`; other objects are
-/// unaffected and this one is retried when it changes.
-async fn report_invalid(
-    ctx: &Context,
-    object: &DeserializeGuard<InferenceService>,
-    invalid: &InvalidObject,
-) -> Result<Action> {
-    ctx.metrics.reconcile_failed(KIND, "invalid_object");
-    tracing::warn!(object = %object_key(KIND, object), error = %invalid.error, "invalid InferenceService");
-    let reference = object.object_ref(&());
-    events::warning(
-        &ctx.recorder,
-        &reference,
-        "InvalidObject",
-        "Reconcile",
-        format!(
-            "the object does not match the InferenceService schema: {}",
-            invalid.error
-        ),
-    )
-    .await;
-    Ok(Action::await_change())
 }

@@ -23,7 +23,6 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Api, ListParams, Patch, PatchParams};
-use kube::core::error_boundary::InvalidObject;
 use kube::core::{ApiResource, DeserializeGuard};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -33,7 +32,7 @@ use kube::{Resource, ResourceExt};
 use self::phase::RunFacts;
 use super::apply::{self, Child};
 use super::conditions::{self, ConditionStatus, DesiredCondition, reasons, types};
-use super::context::{Context, object_key};
+use super::context::Context;
 use super::error::{Error, Result};
 use super::events;
 use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
@@ -126,7 +125,9 @@ pub async fn reconcile(
     let _timer = ctx.metrics.reconcile_started(KIND);
     let run = match &object.0 {
         Ok(run) => run,
-        Err(invalid) => return report_invalid(&ctx, object.as_ref(), invalid).await,
+        Err(invalid) => {
+            return Ok(events::report_invalid(&ctx, KIND, object.as_ref(), invalid).await);
+        }
     };
     // Deletion is garbage collection's job (the Job and Service carry ownerReferences): no finalizer, no writes.
     if run.meta().deletion_timestamp.is_some() {
@@ -660,27 +661,4 @@ async fn report_error(ctx: &Context, run: &TrainingRun, error: &Error) {
     if let Err(write_error) = write(ctx, run, &owner, draft).await {
         tracing::debug!(error = %write_error, "could not record the reconcile error in the status");
     }
-}
-
-/// An object that does not deserialize: a Warning Event on it, counted as `invalid_object`; other objects are
-/// unaffected and this one is retried when it changes.
-async fn report_invalid(
-    ctx: &Context,
-    object: &DeserializeGuard<TrainingRun>,
-    invalid: &InvalidObject,
-) -> Result<Action> {
-    ctx.metrics.reconcile_failed(KIND, "invalid_object");
-    tracing::warn!(object = %object_key(KIND, object), error = %invalid.error, "invalid TrainingRun");
-    events::warning(
-        &ctx.recorder,
-        &object.object_ref(&()),
-        "InvalidObject",
-        "Reconcile",
-        format!(
-            "the object does not match the TrainingRun schema: {}",
-            invalid.error
-        ),
-    )
-    .await;
-    Ok(Action::await_change())
 }
