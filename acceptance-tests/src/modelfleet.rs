@@ -2,7 +2,8 @@
 //! (`DynamicObject`, so tests read the wire format users see), examples with their namespace
 //! rewritten, and the operator's reconcile-error metric.
 
-use std::sync::OnceLock;
+use std::collections::BTreeSet;
+use std::sync::Mutex;
 
 use anyhow::Context as _;
 use kube::api::{Api, DynamicObject, PostParams};
@@ -15,35 +16,36 @@ use crate::process::OperatorProcess;
 
 impl Cluster {
     /// Installs the chart's Model Fleet CRDs (`charts/model-fleet-operator/crds/`, server-side
-    /// apply, idempotent) once per test process and waits until they are Established.
+    /// apply, idempotent) and waits until they are Established; once per instance and test
+    /// process (a test may use a second instance, e.g. one without the upstream CRDs).
     ///
     /// Errors: kubectl's message when the apply or the wait fails.
     pub fn install_model_fleet_crds(&self) -> anyhow::Result<()> {
-        static DONE: OnceLock<Result<(), String>> = OnceLock::new();
-        DONE.get_or_init(|| {
-            let dir = repo_root().join("charts/model-fleet-operator/crds");
-            let dir = dir.to_str().ok_or("non UTF-8 path")?;
-            let run = |args: &[&str]| self.kubectl_ok(args).map_err(|e| format!("{e:#}"));
-            run(&[
-                "apply",
-                "--server-side",
-                "--force-conflicts",
-                "--field-manager=model-fleet-crds",
-                "-f",
-                dir,
-            ])?;
-            run(&[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                "crd/inferenceservices.modelfleet.io",
-                "crd/trainingruns.modelfleet.io",
-                "crd/datasets.modelfleet.io",
-            ])
-            .map(|_| ())
-        })
-        .clone()
-        .map_err(anyhow::Error::msg)
+        static DONE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+        let mut done = DONE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if done.contains(&self.instance) {
+            return Ok(());
+        }
+        let dir = repo_root().join("charts/model-fleet-operator/crds");
+        let dir = dir.to_str().context("non UTF-8 path")?;
+        self.kubectl_ok(&[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=model-fleet-crds",
+            "-f",
+            dir,
+        ])?;
+        self.kubectl_ok(&[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/inferenceservices.modelfleet.io",
+            "crd/trainingruns.modelfleet.io",
+            "crd/datasets.modelfleet.io",
+        ])?;
+        done.insert(self.instance.clone());
+        Ok(())
     }
 }
 

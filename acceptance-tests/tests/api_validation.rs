@@ -7,7 +7,6 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
-use std::sync::OnceLock;
 
 use acceptance_tests::Cluster;
 use acceptance_tests::cluster::repo_root;
@@ -17,37 +16,6 @@ use serde_json::{Value, json};
 
 fn cluster() -> Cluster {
     Cluster::connect().expect("local control plane (run `make bootstrap` once, then `make test`)")
-}
-
-/// Installs the checked-in CRDs once per test process (server-side apply, idempotent).
-fn install_crds(cluster: &Cluster) {
-    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
-    DONE.get_or_init(|| {
-        let dir = repo_root().join("charts/model-fleet-operator/crds");
-        cluster
-            .kubectl_ok(&[
-                "apply",
-                "--server-side",
-                "--force-conflicts",
-                "--field-manager=model-fleet-crds",
-                "-f",
-                dir.to_str().unwrap(),
-            ])
-            .map_err(|e| format!("{e:#}"))?;
-        cluster
-            .kubectl_ok(&[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                "crd/inferenceservices.modelfleet.io",
-                "crd/trainingruns.modelfleet.io",
-                "crd/datasets.modelfleet.io",
-            ])
-            .map(|_| ())
-            .map_err(|e| format!("{e:#}"))
-    })
-    .clone()
-    .expect("installing the Model Fleet CRDs");
 }
 
 fn docs(text: &str) -> Vec<Value> {
@@ -82,7 +50,9 @@ fn kubectl_stdin(cluster: &Cluster, args: &[&str], ns: &str, mut doc: Value) -> 
 #[tokio::test]
 async fn generated_crds_install_with_short_names() -> anyhow::Result<()> {
     let cluster = cluster();
-    install_crds(&cluster);
+    cluster
+        .install_model_fleet_crds()
+        .expect("Model Fleet CRDs install");
     let out = cluster.kubectl_ok(&["api-resources", "--api-group=modelfleet.io", "-o", "name"])?;
     for r in ["inferenceservices", "trainingruns", "datasets"] {
         assert!(out.contains(r), "{r} missing from {out}");
@@ -97,7 +67,9 @@ async fn generated_crds_install_with_short_names() -> anyhow::Result<()> {
 #[tokio::test]
 async fn every_example_is_accepted() -> anyhow::Result<()> {
     let cluster = cluster();
-    install_crds(&cluster);
+    cluster
+        .install_model_fleet_crds()
+        .expect("Model Fleet CRDs install");
     let ns = cluster.namespace("api-examples").await?;
     let mut files: Vec<PathBuf> = std::fs::read_dir(repo_root().join("examples"))?
         .map(|e| e.unwrap().path())
@@ -167,7 +139,9 @@ fn names_field(stderr: &str, path: &str, fragment: &str) -> bool {
 #[tokio::test]
 async fn every_invalid_manifest_is_refused_with_its_path_and_message() -> anyhow::Result<()> {
     let cluster = cluster();
-    install_crds(&cluster);
+    cluster
+        .install_model_fleet_crds()
+        .expect("Model Fleet CRDs install");
     let ns = cluster.namespace("api-invalid").await?;
     let cases = corpus();
     assert!(cases.len() > 50, "the invalid corpus is missing");
@@ -237,7 +211,9 @@ fn assert_refused(result: Result<DynamicObject, kube::Error>, field: &str) {
 #[tokio::test]
 async fn o09_dataset_spec_is_immutable_but_labels_and_status_are_not() -> anyhow::Result<()> {
     let cluster = cluster();
-    install_crds(&cluster);
+    cluster
+        .install_model_fleet_crds()
+        .expect("Model Fleet CRDs install");
     let ns = cluster.namespace("api-o09").await?;
     let datasets = api(cluster.client().await?, ns.name(), "Dataset", "datasets");
     let created = datasets
@@ -334,7 +310,9 @@ async fn o09_dataset_spec_is_immutable_but_labels_and_status_are_not() -> anyhow
 #[tokio::test]
 async fn o05_training_run_template_is_immutable() -> anyhow::Result<()> {
     let cluster = cluster();
-    install_crds(&cluster);
+    cluster
+        .install_model_fleet_crds()
+        .expect("Model Fleet CRDs install");
     let ns = cluster.namespace("api-o05").await?;
     let runs = api(
         cluster.client().await?,

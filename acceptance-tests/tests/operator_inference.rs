@@ -42,26 +42,6 @@ fn api(client: &kube::Client, ns: &str, ar: &ApiResource) -> Api<DynamicObject> 
     Api::namespaced_with(client.clone(), ns, ar)
 }
 
-/// Installs our CRDs from the chart (the copy checked against `model-fleet-operator crd`).
-fn install_crds(cluster: &Cluster) -> anyhow::Result<()> {
-    let dir = acceptance_tests::cluster::repo_root().join("charts/model-fleet-operator/crds");
-    let dir = dir.to_str().unwrap_or_default().to_owned();
-    cluster.kubectl_ok(&[
-        "apply",
-        "--server-side",
-        "--field-manager=acceptance-tests",
-        "-f",
-        &dir,
-    ])?;
-    cluster.kubectl_ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/inferenceservices.modelfleet.io",
-        "--timeout=60s",
-    ])?;
-    Ok(())
-}
-
 /// Starts an operator for `ns` with a short resync so zero-write checks see several reconciles.
 fn operator(cluster: &Cluster, ns: &str, env: &[(&str, &str)]) -> anyhow::Result<OperatorProcess> {
     let kubeconfig = operator_kubeconfig(cluster)?;
@@ -196,7 +176,7 @@ async fn accept_route(client: &kube::Client, ns: &str, name: &str) -> anyhow::Re
 async fn echo_example_becomes_ready_then_an_unchanged_object_costs_zero_writes()
 -> anyhow::Result<()> {
     let cluster = Cluster::connect()?;
-    install_crds(&cluster)?;
+    cluster.install_model_fleet_crds()?;
     let ns = cluster.namespace("op-echo").await?;
     let client = cluster.client().await?;
     let operator = operator(&cluster, ns.name(), &[])?;
@@ -303,7 +283,7 @@ async fn echo_example_becomes_ready_then_an_unchanged_object_costs_zero_writes()
 async fn o04_replicas_are_handed_over_between_fixed_and_autoscaled_both_ways() -> anyhow::Result<()>
 {
     let cluster = Cluster::connect()?;
-    install_crds(&cluster)?;
+    cluster.install_model_fleet_crds()?;
     let ns = cluster.namespace("op-o04").await?;
     let client = cluster.client().await?;
     let mut operator = operator(&cluster, ns.name(), &[])?;
@@ -396,7 +376,7 @@ async fn o04_replicas_are_handed_over_between_fixed_and_autoscaled_both_ways() -
 #[tokio::test]
 async fn o03_deleted_objects_go_without_reconcile_errors_or_finalizers() -> anyhow::Result<()> {
     let cluster = Cluster::connect()?;
-    install_crds(&cluster)?;
+    cluster.install_model_fleet_crds()?;
     let ns = cluster.namespace("op-o03").await?;
     let client = cluster.client().await?;
     let operator = operator(&cluster, ns.name(), &[])?;
@@ -436,7 +416,7 @@ async fn o03_deleted_objects_go_without_reconcile_errors_or_finalizers() -> anyh
 #[tokio::test]
 async fn o02_ready_waits_for_the_rollout_and_reports_unschedulable() -> anyhow::Result<()> {
     let cluster = Cluster::connect()?;
-    install_crds(&cluster)?;
+    cluster.install_model_fleet_crds()?;
     let ns = cluster.namespace("op-o02").await?;
     let client = cluster.client().await?;
     let operator = operator(&cluster, ns.name(), &[])?;
@@ -479,7 +459,7 @@ async fn o02_ready_waits_for_the_rollout_and_reports_unschedulable() -> anyhow::
 #[tokio::test]
 async fn a_crash_after_the_deployment_apply_converges_on_restart() -> anyhow::Result<()> {
     let cluster = Cluster::connect()?;
-    install_crds(&cluster)?;
+    cluster.install_model_fleet_crds()?;
     let ns = cluster.namespace("op-crash").await?;
     let client = cluster.client().await?;
     let isvcs = api(&client, ns.name(), &isvc_resource());
@@ -631,7 +611,7 @@ async fn owned_children(client: &kube::Client, ns: &str, uid: &str) -> anyhow::R
 #[tokio::test]
 async fn o01_long_names_get_valid_distinct_stable_child_names() -> anyhow::Result<()> {
     let cluster = Cluster::connect()?;
-    install_crds(&cluster)?;
+    cluster.install_model_fleet_crds()?;
     // 31 characters + "-" + 8 random = a 40-character namespace.
     let ns = cluster.namespace("op-o01-namespace-with-long-name").await?;
     assert_eq!(ns.name().len(), 40);
@@ -716,7 +696,7 @@ fn cluster_without_upstream_crds(instance: &str) -> anyhow::Result<Cluster> {
 #[tokio::test]
 async fn dependency_missing_is_reported_and_everything_else_keeps_serving() -> anyhow::Result<()> {
     let cluster = cluster_without_upstream_crds("op-no-deps")?;
-    install_crds(&cluster)?;
+    cluster.install_model_fleet_crds()?;
     let ns = cluster.namespace("op-deps").await?;
     let client = cluster.client().await?;
     let operator = operator(&cluster, ns.name(), &[])?;

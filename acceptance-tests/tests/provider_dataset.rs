@@ -6,43 +6,12 @@
 //! destroy blocked by a foreign finalizer (case P-03(b) for datasets) and defaults left out (case
 //! P-04 for datasets: two clean plans after apply).
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use acceptance_tests::cluster::repo_root;
 use acceptance_tests::{Cluster, Terraform};
 
 fn cluster() -> Cluster {
     Cluster::connect().expect("local control plane (run `make bootstrap` once, then `make test`)")
-}
-
-/// Installs the checked-in CRDs once per test process (server-side apply, idempotent).
-fn install_crds(cluster: &Cluster) {
-    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
-    DONE.get_or_init(|| {
-        let dir = repo_root().join("charts/model-fleet-operator/crds");
-        cluster
-            .kubectl_ok(&[
-                "apply",
-                "--server-side",
-                "--force-conflicts",
-                "--field-manager=model-fleet-crds",
-                "-f",
-                dir.to_str().unwrap(),
-            ])
-            .map_err(|e| format!("{e:#}"))?;
-        cluster
-            .kubectl_ok(&[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                "crd/datasets.modelfleet.io",
-            ])
-            .map(|_| ())
-            .map_err(|e| format!("{e:#}"))
-    })
-    .clone()
-    .expect("Model Fleet CRDs install");
 }
 
 fn provider_block(cluster: &Cluster, namespace: &str, force_conflicts: bool) -> String {
@@ -113,7 +82,9 @@ fn assert_no_changes(tf: &Terraform, when: &str) {
 #[tokio::test]
 async fn lifecycle_update_replace_drift_import_destroy() {
     let cluster = cluster();
-    install_crds(&cluster);
+    cluster
+        .install_model_fleet_crds()
+        .expect("Model Fleet CRDs install");
     let ns = cluster.namespace("tf-dataset").await.unwrap();
     let provider = provider_block(&cluster, ns.name(), false);
     let tf = Terraform::new(&format!("{provider}{}", dataset("3", r#""trainer""#, ""))).unwrap();
@@ -220,7 +191,9 @@ async fn lifecycle_update_replace_drift_import_destroy() {
 #[tokio::test]
 async fn import_errors_are_clear() {
     let cluster = cluster();
-    install_crds(&cluster);
+    cluster
+        .install_model_fleet_crds()
+        .expect("Model Fleet CRDs install");
     let ns = cluster.namespace("tf-dataset-import").await.unwrap();
     let provider = provider_block(&cluster, ns.name(), false);
     let tf = Terraform::new(&format!("{provider}{}", dataset("1", "", ""))).unwrap();
@@ -261,7 +234,9 @@ async fn import_errors_are_clear() {
 #[tokio::test]
 async fn conflicts_name_the_other_manager_until_forced() {
     let cluster = cluster();
-    install_crds(&cluster);
+    cluster
+        .install_model_fleet_crds()
+        .expect("Model Fleet CRDs install");
     let ns = cluster.namespace("tf-dataset-conflict").await.unwrap();
     let tf = Terraform::new(&format!(
         "{}{}",
@@ -320,7 +295,9 @@ async fn conflicts_name_the_other_manager_until_forced() {
 async fn destroy_blocked_by_a_foreign_finalizer_fails_and_keeps_state() {
     // P-03(b), on a Dataset.
     let cluster = cluster();
-    install_crds(&cluster);
+    cluster
+        .install_model_fleet_crds()
+        .expect("Model Fleet CRDs install");
     let ns = cluster.namespace("tf-dataset-finalizer").await.unwrap();
     let provider = provider_block(&cluster, ns.name(), false);
     let tf = Terraform::new(&format!(
@@ -385,7 +362,9 @@ async fn destroy_blocked_by_a_foreign_finalizer_fails_and_keeps_state() {
 async fn optional_attributes_left_out_plan_clean_twice() {
     // P-04 for datasets: nothing optional is set; apply, then two plans in a row show no changes.
     let cluster = cluster();
-    install_crds(&cluster);
+    cluster
+        .install_model_fleet_crds()
+        .expect("Model Fleet CRDs install");
     let ns = cluster.namespace("tf-dataset-minimal").await.unwrap();
     let tf = Terraform::new(&format!(
         "{}{}",
@@ -416,7 +395,9 @@ async fn values_unknown_at_plan_time_are_applied_from_the_configuration() {
     // Invariant 4 of the plugin protocol notes: a value unknown during plan (here the output of
     // another resource) is known at apply, and the new state must hold it.
     let cluster = cluster();
-    install_crds(&cluster);
+    cluster
+        .install_model_fleet_crds()
+        .expect("Model Fleet CRDs install");
     let ns = cluster.namespace("tf-dataset-unknown").await.unwrap();
     let tf = Terraform::new(&format!(
         "{}{}",

@@ -15,41 +15,15 @@ use acceptance_tests::cluster::repo_root;
 use acceptance_tests::process::operator_kubeconfig;
 use acceptance_tests::{Cluster, OperatorProcess, Terraform, TestNamespace, wait_for};
 
-/// Installs the chart's CRDs once per test process (server-side apply, idempotent).
-fn install_crds(cluster: &Cluster) {
-    static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    DONE.get_or_init(|| {
-        let dir = repo_root().join("charts/model-fleet-operator/crds");
-        let run = |args: &[&str]| cluster.kubectl_ok(args).map_err(|e| format!("{e:#}"));
-        run(&[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "--field-manager=model-fleet-crds",
-            "-f",
-            dir.to_str().unwrap_or_default(),
-        ])?;
-        run(&[
-            "wait",
-            "--for=condition=Established",
-            "--timeout=60s",
-            "crd/inferenceservices.modelfleet.io",
-            "crd/trainingruns.modelfleet.io",
-            "crd/datasets.modelfleet.io",
-        ])
-        .map(|_| ())
-    })
-    .clone()
-    .expect("Model Fleet CRDs install");
-}
-
 fn cluster() -> Cluster {
     Cluster::connect().expect("local control plane (run `make bootstrap` once, then `make test`)")
 }
 
 /// A namespace with the CRDs installed.
 async fn setup(cluster: &Cluster, prefix: &str) -> TestNamespace {
-    install_crds(cluster);
+    cluster
+        .install_model_fleet_crds()
+        .expect("Model Fleet CRDs install");
     cluster.namespace(prefix).await.expect("namespace")
 }
 
