@@ -41,6 +41,15 @@ start() {
   [ -x "$bin" ] || die "$bin is missing: run 'make bootstrap' (builds the control plane into $MODEL_FLEET_CACHE)"
   setsid "$bin" "$@" >"$dir/logs/$name.log" 2>&1 </dev/null &
   echo $! >"$dir/pids/$name.pid"
+  # Until the forked shell has exec'd the binary its cmdline is still this script's, and `alive`
+  # would call a component dead that has not started yet (seen on a loaded machine). Wait for the
+  # exec (at most 10 s); a binary that exits at once is reported by the caller's wait with its log.
+  local i
+  for i in $(seq 100); do
+    alive "$name" && return 0
+    [ -r "/proc/$!/cmdline" ] && [ -n "$(tr -d '\0' <"/proc/$!/cmdline")" ] || return 0
+    sleep 0.1
+  done
 }
 
 # wait_until COMPONENT SECONDS CHECK...: poll CHECK every 0.2 s; fail with the log if the process dies.
