@@ -92,6 +92,18 @@ impl ConditionStatus {
     }
 }
 
+impl ConditionStatus {
+    /// Reads the Kubernetes spelling; anything but `"True"` or `"False"` is `Unknown` (as the
+    /// `metav1.Condition` API defines the field).
+    pub fn parse(status: &str) -> Self {
+        match status {
+            "True" => ConditionStatus::True,
+            "False" => ConditionStatus::False,
+            _ => ConditionStatus::Unknown,
+        }
+    }
+}
+
 impl From<bool> for ConditionStatus {
     fn from(value: bool) -> Self {
         if value {
@@ -130,6 +142,40 @@ impl DesiredCondition {
             message: message.into(),
         }
     }
+}
+
+impl From<&Condition> for DesiredCondition {
+    /// The condition as observed, to be written again unchanged (its transition time is kept by [`merge`]).
+    fn from(observed: &Condition) -> Self {
+        Self {
+            type_: observed.type_.clone(),
+            status: ConditionStatus::parse(&observed.status),
+            reason: observed.reason.clone(),
+            message: observed.message.clone(),
+        }
+    }
+}
+
+/// The conditions after a failed reconcile step: `Ready=False, ReconcileError` with `error` as the message, then
+/// every other observed condition unchanged (what the last successful reconcile knew still stands).
+pub fn after_error(
+    observed: &[Condition],
+    error: &impl std::fmt::Display,
+) -> Vec<DesiredCondition> {
+    let ready = DesiredCondition::new(
+        types::READY,
+        false,
+        reasons::RECONCILE_ERROR,
+        error.to_string(),
+    );
+    std::iter::once(ready)
+        .chain(
+            observed
+                .iter()
+                .filter(|c| c.type_ != types::READY)
+                .map(DesiredCondition::from),
+        )
+        .collect()
 }
 
 /// Merges desired conditions with the current ones.
@@ -186,6 +232,45 @@ mod tests {
 
     fn ready(status: bool, reason: &str) -> DesiredCondition {
         DesiredCondition::new(types::READY, status, reason, "")
+    }
+
+    #[test]
+    fn after_error_replaces_ready_and_keeps_the_rest() {
+        let observed = merge(
+            &[],
+            &[
+                ready(true, reasons::AS_EXPECTED),
+                DesiredCondition::new(types::ROUTE_READY, true, reasons::AS_EXPECTED, "accepted"),
+                DesiredCondition::new(
+                    types::SCALING_READY,
+                    ConditionStatus::Unknown,
+                    reasons::PROGRESSING,
+                    "",
+                ),
+            ],
+            Some(1),
+            &at(100),
+        );
+        let after = after_error(&observed, &"apply Deployment: 500");
+        assert_eq!(
+            after,
+            [
+                DesiredCondition::new(
+                    types::READY,
+                    false,
+                    reasons::RECONCILE_ERROR,
+                    "apply Deployment: 500"
+                ),
+                DesiredCondition::new(types::ROUTE_READY, true, reasons::AS_EXPECTED, "accepted"),
+                DesiredCondition::new(
+                    types::SCALING_READY,
+                    ConditionStatus::Unknown,
+                    reasons::PROGRESSING,
+                    ""
+                ),
+            ]
+        );
+        assert_eq!(ConditionStatus::parse("maybe"), ConditionStatus::Unknown);
     }
 
     #[test]

@@ -149,27 +149,19 @@ impl Context {
         }
     }
 
-    /// Bookkeeping at the end of a reconcile of `kind`: resets the object's backoff on success; on failure counts
-    /// the error by `metric_label` and returns the backoff delay to requeue with. Used by every `error_policy`.
-    pub fn finish_reconcile<K: Resource>(
-        &self,
-        kind: &str,
-        object: &K,
-        outcome: Result<&Action, &Error>,
-    ) -> Option<Action> {
+    /// After a successful reconcile of `kind`: resets the object's error backoff.
+    pub fn reconcile_succeeded<K: Resource>(&self, kind: &str, object: &K) {
+        self.backoff.succeeded(&object_key(kind, object));
+    }
+
+    /// After a failed reconcile of `kind`: counts the error by its `metric_label`, logs it and
+    /// returns the requeue after the object's next backoff delay.
+    pub fn reconcile_failed<K: Resource>(&self, kind: &str, object: &K, error: &Error) -> Action {
         let key = object_key(kind, object);
-        match outcome {
-            Ok(_) => {
-                self.backoff.succeeded(&key);
-                None
-            }
-            Err(error) => {
-                self.metrics.reconcile_failed(kind, error.metric_label());
-                let delay = self.backoff.failed(&key);
-                tracing::warn!(object = %key, error = %error, retry_in_seconds = delay.as_secs_f64(), "reconcile failed");
-                Some(Action::requeue(delay))
-            }
-        }
+        self.metrics.reconcile_failed(kind, error.metric_label());
+        let delay = self.backoff.failed(&key);
+        tracing::warn!(object = %key, error = %error, retry_in_seconds = delay.as_secs_f64(), "reconcile failed");
+        Action::requeue(delay)
     }
 }
 

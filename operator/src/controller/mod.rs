@@ -9,6 +9,7 @@
 //! - [`diff`]: the pure zero-writes checks; [`status`]: the status writer; [`conditions`]: the condition table;
 //! - [`discovery`]: KEDA / Gateway API CRD presence (`DependencyMissing`);
 //! - [`backoff`]: per-object error backoff; [`events`]: Events; [`failpoint`]: crash injection for tests;
+//! - [`reconcile`]: the frame around every kind's reconcile (metrics, invalid objects, backoff, error status);
 //! - [`leader`] and [`runtime`]: Lease-based leader election and running controllers only while leading;
 //! - [`inference`]: the InferenceService controller; [`training`]: the TrainingRun controller; [`dataset`]: the
 //!   Dataset controller.
@@ -25,6 +26,7 @@ pub mod events;
 pub mod failpoint;
 pub mod inference;
 pub mod leader;
+pub mod reconcile;
 pub mod runtime;
 pub mod status;
 pub mod training;

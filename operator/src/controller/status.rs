@@ -12,9 +12,13 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
 use super::apply::FIELD_MANAGER;
+use super::conditions::{self, DesiredCondition};
 use super::diff::status_differs;
 use super::error::{Error, Result};
+use super::reconcile::Owner;
 
 /// Whether [`write_status`] sent a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +66,37 @@ where
     )
     .await?;
     Ok(StatusWrite::Written)
+}
+
+/// The status step of a reconcile: merges the `desired` conditions into `current_conditions`
+/// (keeping transition times, [`conditions::merge`], `observedGeneration` from `owner`), builds the
+/// status around them with `build`, and writes it with [`write_status`] unless unchanged.
+///
+/// Returns the status as it now stands, or `None` when the object was deleted while it was
+/// reconciled (404: nothing to report on, case O-03).
+///
+/// # Errors
+/// Those of [`write_status`] other than a 404.
+pub async fn write_with_conditions<K, S>(
+    api: &Api<K>,
+    owner: &Owner,
+    current: Option<&S>,
+    current_conditions: &[Condition],
+    desired: &[DesiredCondition],
+    build: impl FnOnce(Vec<Condition>) -> S,
+) -> Result<Option<S>>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+    S: Serialize,
+{
+    let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let merged = conditions::merge(current_conditions, desired, owner.generation, &now);
+    let status = build(merged);
+    match write_status(api, &owner.name, current, &status).await {
+        Ok(_) => Ok(Some(status)),
+        Err(error) if error.is_not_found() => Ok(None),
+        Err(error) => Err(error),
+    }
 }
 
 /// The apply body for a status: `{apiVersion, kind, status}`.

@@ -31,6 +31,7 @@ use super::conditions::{self, DesiredCondition, types};
 use super::context::Context;
 use super::error::{Error, Result};
 use super::events;
+use super::reconcile::{Reconcile, error_policy, reconcile};
 use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
 use super::status::write_status;
 use crate::api::{Dataset, DatasetStatus, TrainingRun};
@@ -69,7 +70,7 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     mark_synced_when_ready(&ctx, controller.store(), KIND);
     controller
         .graceful_shutdown_on(stop.stopped())
-        .run(reconcile, error_policy, ctx)
+        .run(reconcile::<Dataset>, error_policy::<Dataset>, ctx)
         .for_each(|_| async {})
         .await;
 }
@@ -108,36 +109,13 @@ fn datasets_on_claim(
         .collect()
 }
 
-/// `error_policy`: counts the error by `metric_label` and requeues with per-object exponential backoff.
-pub fn error_policy(
-    object: Arc<DeserializeGuard<Dataset>>,
-    error: &Error,
-    ctx: Arc<Context>,
-) -> Action {
-    ctx.finish_reconcile(KIND, object.as_ref(), Err(error))
-        .unwrap_or_else(|| Action::requeue(CLAIM_REQUEUE))
-}
+impl Reconcile for Dataset {
+    const KIND: &'static str = KIND;
+    const SKIP_DELETING: bool = false;
 
-/// One reconcile (see the module docs).
-///
-/// # Errors
-/// Any [`Error`] of the steps (API requests; a 409 when the finalizer patch raced another write, retried).
-pub async fn reconcile(
-    object: Arc<DeserializeGuard<Dataset>>,
-    ctx: Arc<Context>,
-) -> Result<Action> {
-    let _timer = ctx.metrics.reconcile_started(KIND);
-    let dataset = match &object.0 {
-        Ok(dataset) => dataset,
-        Err(invalid) => {
-            return Ok(events::report_invalid(&ctx, KIND, object.as_ref(), invalid).await);
-        }
-    };
-    let result = pipeline(dataset, &ctx).await;
-    if let Ok(action) = &result {
-        ctx.finish_reconcile(KIND, dataset, Ok(action));
+    fn pipeline(&self, ctx: &Context) -> impl Future<Output = Result<Action>> + Send {
+        pipeline(self, ctx)
     }
-    result
 }
 
 async fn pipeline(dataset: &Dataset, ctx: &Context) -> Result<Action> {

@@ -19,7 +19,6 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Pod, Service};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::Resource;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::{ApiResource, DeserializeGuard, GroupVersionKind};
@@ -32,8 +31,9 @@ use super::conditions::{self, DesiredCondition, reasons, types};
 use super::context::Context;
 use super::discovery::{Dependencies, http_route_resource, scaled_object_resource};
 use super::error::{Error, Result};
+use super::reconcile::{Owner, Reconcile, error_policy, reconcile};
 use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
-use super::status::write_status;
+use super::status::write_with_conditions;
 use super::{events, failpoint};
 use crate::api::{InferenceService, InferenceServiceStatus};
 use crate::names::label_value;
@@ -95,54 +95,30 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     mark_synced_when_ready(&ctx, controller.store(), KIND);
     controller
         .graceful_shutdown_on(stop.stopped())
-        .run(reconcile, error_policy, ctx)
+        .run(
+            reconcile::<InferenceService>,
+            error_policy::<InferenceService>,
+            ctx,
+        )
         .for_each(|_| async {})
         .await;
 }
 
-/// `error_policy`: counts the error by `metric_label` and requeues with per-object exponential backoff.
-pub fn error_policy(
-    object: Arc<DeserializeGuard<InferenceService>>,
-    error: &Error,
-    ctx: Arc<Context>,
-) -> Action {
-    ctx.finish_reconcile(KIND, object.as_ref(), Err(error))
-        .unwrap_or_else(|| Action::requeue(PROGRESS_REQUEUE))
-}
+impl Reconcile for InferenceService {
+    const KIND: &'static str = KIND;
+    const SKIP_DELETING: bool = true;
 
-/// One reconcile (see the module docs for the pipeline).
-///
-/// # Errors
-/// Any [`Error`] of the steps; the status then says `Ready=False, ReconcileError` (best effort).
-pub async fn reconcile(
-    object: Arc<DeserializeGuard<InferenceService>>,
-    ctx: Arc<Context>,
-) -> Result<Action> {
-    let _timer = ctx.metrics.reconcile_started(KIND);
-    let isvc = match &object.0 {
-        Ok(isvc) => isvc,
-        Err(invalid) => {
-            return Ok(events::report_invalid(&ctx, KIND, object.as_ref(), invalid).await);
-        }
-    };
-    // Deletion is garbage collection's job (children carry ownerReferences): no finalizer, no writes (case O-03).
-    if isvc.meta().deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
+    fn pipeline(&self, ctx: &Context) -> impl Future<Output = Result<Action>> + Send {
+        pipeline(self, ctx)
     }
-    match pipeline(isvc, &ctx).await {
-        Ok(action) => {
-            ctx.finish_reconcile(KIND, isvc, Ok(&action));
-            Ok(action)
-        }
-        Err(error) => {
-            report_error(&ctx, isvc, &error).await;
-            Err(error)
-        }
+
+    fn report_error(&self, ctx: &Context, error: &Error) -> impl Future<Output = ()> + Send {
+        report_error(ctx, self, error)
     }
 }
 
 async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
-    let owner = validate(isvc)?;
+    let owner = Owner::of(isvc)?;
     let deps = fetch(ctx).await?;
     let rendered = match render(isvc, ctx) {
         Ok(rendered) => rendered,
@@ -154,38 +130,6 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
     let status = desired_status(isvc, &rendered, &applied, &observed);
     write(ctx, isvc, &owner, status).await?;
     Ok(next_action(ctx, &observed.ready))
-}
-
-/// The identity facts every step needs, present on any object the API server returns.
-#[derive(Clone, Debug)]
-struct Owner {
-    name: String,
-    namespace: String,
-    uid: String,
-    generation: Option<i64>,
-}
-
-/// validate (pure): the object carries the keys the steps need. Spec validation is the API server's (schema and CEL)
-/// and render's (fit budget, gateway) job.
-fn validate(isvc: &InferenceService) -> Result<Owner> {
-    Ok(Owner {
-        name: isvc
-            .meta()
-            .name
-            .clone()
-            .ok_or(Error::MissingObjectKey("metadata.name"))?,
-        namespace: isvc
-            .meta()
-            .namespace
-            .clone()
-            .ok_or(Error::MissingObjectKey("metadata.namespace"))?,
-        uid: isvc
-            .meta()
-            .uid
-            .clone()
-            .ok_or(Error::MissingObjectKey("metadata.uid"))?,
-        generation: isvc.meta().generation,
-    })
 }
 
 /// fetch: which optional CRDs exist (cached discovery).
@@ -559,23 +503,21 @@ async fn write(
     let current_conditions = current
         .and_then(|s| s.conditions.clone())
         .unwrap_or_default();
-    let now = Time(k8s_openapi::jiff::Timestamp::now());
-    let merged = conditions::merge(
+    let api: Api<InferenceService> = Api::namespaced(ctx.client.clone(), &owner.namespace);
+    let written = write_with_conditions(
+        &api,
+        owner,
+        current,
         &current_conditions,
         &draft.conditions,
-        owner.generation,
-        &now,
-    );
-    let status = InferenceServiceStatus {
-        conditions: Some(merged),
-        ..draft.status
-    };
-    let api: Api<InferenceService> = Api::namespaced(ctx.client.clone(), &owner.namespace);
-    match write_status(&api, &owner.name, current, &status).await {
-        Ok(_) => {}
-        // Deleted while we reconciled (case O-03): nothing to report on.
-        Err(error) if error.is_not_found() => return Ok(()),
-        Err(error) => return Err(error),
+        |merged| InferenceServiceStatus {
+            conditions: Some(merged),
+            ..draft.status
+        },
+    )
+    .await?;
+    if written.is_none() {
+        return Ok(());
     }
     announce_ready_change(ctx, isvc, &current_conditions, &draft.conditions).await;
     Ok(())
@@ -685,34 +627,13 @@ async fn refuse(
 /// After a failed step: `Ready=False, ReconcileError` with the error, other conditions kept (best effort: the error
 /// itself is what the caller returns).
 async fn report_error(ctx: &Context, isvc: &InferenceService, error: &Error) {
-    let Ok(owner) = validate(isvc) else { return };
-    let current: Vec<DesiredCondition> = isvc
+    let Ok(owner) = Owner::of(isvc) else { return };
+    let observed = isvc
         .status
         .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .map(|list| {
-            list.iter()
-                .filter(|c| c.type_ != types::READY)
-                .map(|c| DesiredCondition {
-                    type_: c.type_.clone(),
-                    status: match c.status.as_str() {
-                        "True" => conditions::ConditionStatus::True,
-                        "False" => conditions::ConditionStatus::False,
-                        _ => conditions::ConditionStatus::Unknown,
-                    },
-                    reason: c.reason.clone(),
-                    message: c.message.clone(),
-                })
-                .collect()
-        })
+        .and_then(|s| s.conditions.as_deref())
         .unwrap_or_default();
-    let mut list = vec![DesiredCondition::new(
-        types::READY,
-        false,
-        reasons::RECONCILE_ERROR,
-        error.to_string(),
-    )];
-    list.extend(current);
+    let list = conditions::after_error(observed, error);
     let status = isvc.status.clone().unwrap_or_default();
     let draft = StatusDraft {
         conditions: list,

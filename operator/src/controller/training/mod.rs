@@ -21,7 +21,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Service;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::{ApiResource, DeserializeGuard};
 use kube::runtime::controller::{Action, Controller};
@@ -31,12 +31,13 @@ use kube::{Resource, ResourceExt};
 
 use self::phase::RunFacts;
 use super::apply::{self, Child};
-use super::conditions::{self, ConditionStatus, DesiredCondition, reasons, types};
+use super::conditions::{self, DesiredCondition, reasons, types};
 use super::context::Context;
 use super::error::{Error, Result};
 use super::events;
+use super::reconcile::{Owner, Reconcile, error_policy, reconcile};
 use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
-use super::status::write_status;
+use super::status::write_with_conditions;
 use crate::api::{Dataset, Intent, TrainingPhase, TrainingRun, TrainingRunStatus};
 use crate::capacity;
 use crate::names::label_value;
@@ -79,7 +80,7 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     mark_synced_when_ready(&ctx, controller.store(), KIND);
     controller
         .graceful_shutdown_on(stop.stopped())
-        .run(reconcile, error_policy, ctx)
+        .run(reconcile::<TrainingRun>, error_policy::<TrainingRun>, ctx)
         .for_each(|_| async {})
         .await;
 }
@@ -104,49 +105,21 @@ fn runs_referencing(
         .collect()
 }
 
-/// `error_policy`: counts the error by `metric_label` and requeues with per-object exponential backoff.
-pub fn error_policy(
-    object: Arc<DeserializeGuard<TrainingRun>>,
-    error: &Error,
-    ctx: Arc<Context>,
-) -> Action {
-    ctx.finish_reconcile(KIND, object.as_ref(), Err(error))
-        .unwrap_or_else(|| Action::requeue(PENDING_REQUEUE))
-}
+impl Reconcile for TrainingRun {
+    const KIND: &'static str = KIND;
+    const SKIP_DELETING: bool = true;
 
-/// One reconcile (see the module docs for the pipeline).
-///
-/// # Errors
-/// Any [`Error`] of the steps; the status then says `Ready=False, ReconcileError` (best effort).
-pub async fn reconcile(
-    object: Arc<DeserializeGuard<TrainingRun>>,
-    ctx: Arc<Context>,
-) -> Result<Action> {
-    let _timer = ctx.metrics.reconcile_started(KIND);
-    let run = match &object.0 {
-        Ok(run) => run,
-        Err(invalid) => {
-            return Ok(events::report_invalid(&ctx, KIND, object.as_ref(), invalid).await);
-        }
-    };
-    // Deletion is garbage collection's job (the Job and Service carry ownerReferences): no finalizer, no writes.
-    if run.meta().deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
+    fn pipeline(&self, ctx: &Context) -> impl Future<Output = Result<Action>> + Send {
+        pipeline(self, ctx)
     }
-    match pipeline(run, &ctx).await {
-        Ok(action) => {
-            ctx.finish_reconcile(KIND, run, Ok(&action));
-            Ok(action)
-        }
-        Err(error) => {
-            report_error(&ctx, run, &error).await;
-            Err(error)
-        }
+
+    fn report_error(&self, ctx: &Context, error: &Error) -> impl Future<Output = ()> + Send {
+        report_error(ctx, self, error)
     }
 }
 
 async fn pipeline(run: &TrainingRun, ctx: &Context) -> Result<Action> {
-    let owner = validate(run)?;
+    let owner = Owner::of(run)?;
     let fetched = fetch(ctx, run, &owner).await?;
     let rendered = render(run, &fetched.datasets);
     let cancelled = run.spec.cancel == Some(true);
@@ -173,36 +146,6 @@ async fn pipeline(run: &TrainingRun, ctx: &Context) -> Result<Action> {
     let draft = desired_status(run, &rendered, job.is_some(), &facts);
     write(ctx, run, &owner, draft).await?;
     Ok(next_action(ctx, facts.phase))
-}
-
-/// The identity facts every step needs, present on any object the API server returns.
-#[derive(Clone, Debug)]
-struct Owner {
-    name: String,
-    namespace: String,
-    uid: String,
-    generation: Option<i64>,
-}
-
-/// validate (pure): the object carries the keys the steps need. Spec validation is the API server's (schema, CEL
-/// immutability) and render's (datasets, fit budget) job.
-fn validate(run: &TrainingRun) -> Result<Owner> {
-    let meta = run.meta();
-    Ok(Owner {
-        name: meta
-            .name
-            .clone()
-            .ok_or(Error::MissingObjectKey("metadata.name"))?,
-        namespace: meta
-            .namespace
-            .clone()
-            .ok_or(Error::MissingObjectKey("metadata.namespace"))?,
-        uid: meta
-            .uid
-            .clone()
-            .ok_or(Error::MissingObjectKey("metadata.uid"))?,
-        generation: meta.generation,
-    })
 }
 
 /// What fetch read.
@@ -426,12 +369,7 @@ fn datasets_ready(
     current: &[Condition],
 ) -> DesiredCondition {
     if has_job && let Some(previous) = conditions::find(current, types::DATASETS_READY) {
-        return DesiredCondition {
-            type_: previous.type_.clone(),
-            status: parse_status(&previous.status),
-            reason: previous.reason.clone(),
-            message: previous.message.clone(),
-        };
+        return DesiredCondition::from(previous);
     }
     match refusal {
         Some(RenderError::Datasets(refusal)) => DesiredCondition::new(
@@ -513,37 +451,28 @@ fn run_conditions(
     vec![ready, suspended, datasets, degraded]
 }
 
-fn parse_status(status: &str) -> ConditionStatus {
-    match status {
-        "True" => ConditionStatus::True,
-        "False" => ConditionStatus::False,
-        _ => ConditionStatus::Unknown,
-    }
-}
-
 /// status: merge conditions (keeping transition times), write only a difference, and announce phase changes.
 async fn write(ctx: &Context, run: &TrainingRun, owner: &Owner, draft: StatusDraft) -> Result<()> {
     let current = run.status.as_ref();
     let current_conditions = current
         .and_then(|s| s.conditions.clone())
         .unwrap_or_default();
-    let now = Time(k8s_openapi::jiff::Timestamp::now());
-    let merged = conditions::merge(
+    let api: Api<TrainingRun> = Api::namespaced(ctx.client.clone(), &owner.namespace);
+    let written = write_with_conditions(
+        &api,
+        owner,
+        current,
         &current_conditions,
         &draft.conditions,
-        owner.generation,
-        &now,
-    );
-    let status = TrainingRunStatus {
-        conditions: Some(merged),
-        ..draft.status
+        |merged| TrainingRunStatus {
+            conditions: Some(merged),
+            ..draft.status
+        },
+    )
+    .await?;
+    let Some(status) = written else {
+        return Ok(());
     };
-    let api: Api<TrainingRun> = Api::namespaced(ctx.client.clone(), &owner.namespace);
-    match write_status(&api, &owner.name, current, &status).await {
-        Ok(_) => {}
-        Err(error) if error.is_not_found() => return Ok(()),
-        Err(error) => return Err(error),
-    }
     let before = current.and_then(|s| s.phase);
     if before != status.phase
         && let Some(phase) = status.phase
@@ -627,29 +556,13 @@ async fn refuse(
 /// After a failed step: `Ready=False, ReconcileError` with the error, other conditions kept (best effort: the error
 /// itself is what the caller returns).
 async fn report_error(ctx: &Context, run: &TrainingRun, error: &Error) {
-    let Ok(owner) = validate(run) else { return };
+    let Ok(owner) = Owner::of(run) else { return };
     let current = run
         .status
         .as_ref()
         .and_then(|s| s.conditions.as_deref())
         .unwrap_or_default();
-    let mut list = vec![DesiredCondition::new(
-        types::READY,
-        false,
-        reasons::RECONCILE_ERROR,
-        error.to_string(),
-    )];
-    list.extend(
-        current
-            .iter()
-            .filter(|c| c.type_ != types::READY)
-            .map(|c| DesiredCondition {
-                type_: c.type_.clone(),
-                status: parse_status(&c.status),
-                reason: c.reason.clone(),
-                message: c.message.clone(),
-            }),
-    );
+    let list = conditions::after_error(current, error);
     let status = TrainingRunStatus {
         observed_generation: run.meta().generation,
         ..run.status.clone().unwrap_or_default()

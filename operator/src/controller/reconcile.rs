@@ -1,0 +1,116 @@
+//! The frame every reconcile shares, around each kind's own steps ([`Reconcile::pipeline`]):
+//! time it (`model_fleet_reconcile_duration_seconds`), report an object that does not deserialize
+//! (Warning Event, `invalid_object` metric, no requeue: its next edit triggers a reconcile), leave
+//! a deleting object to garbage collection where the kind has no finalizer, reset the object's
+//! error backoff on success, record a failure in the status (best effort), and requeue a failure
+//! with per-object exponential backoff ([`error_policy`]).
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::sync::Arc;
+
+use kube::Resource;
+use kube::core::DeserializeGuard;
+use kube::runtime::controller::Action;
+
+use super::context::Context;
+use super::error::{Error, Result};
+use super::events;
+
+/// The identity facts every step of a reconcile needs, present on any object the API server
+/// returns (`metadata.name`, `namespace`, `uid`, `generation`).
+#[derive(Clone, Debug)]
+pub struct Owner {
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.uid`: children carry it in their ownerReference; pruning matches it.
+    pub uid: String,
+    /// `metadata.generation`: becomes the status' and conditions' `observedGeneration`.
+    pub generation: Option<i64>,
+}
+
+impl Owner {
+    /// validate (pure): `object` carries the keys the steps need. Spec validation is the API
+    /// server's (schema and CEL) and render's (datasets, fit budget, gateway) job.
+    ///
+    /// # Errors
+    /// [`Error::MissingObjectKey`] naming the absent field.
+    pub fn of<K: Resource>(object: &K) -> Result<Owner> {
+        let meta = object.meta();
+        let key = |value: &Option<String>, field: &'static str| {
+            value.clone().ok_or(Error::MissingObjectKey(field))
+        };
+        Ok(Owner {
+            name: key(&meta.name, "metadata.name")?,
+            namespace: key(&meta.namespace, "metadata.namespace")?,
+            uid: key(&meta.uid, "metadata.uid")?,
+            generation: meta.generation,
+        })
+    }
+}
+
+/// One kind's reconcile logic, framed by [`reconcile`] and [`error_policy`].
+pub trait Reconcile: Resource<DynamicType = ()> + Debug + Send + Sync + 'static {
+    /// Kind name in metrics, logs and Events, e.g. `InferenceService`.
+    const KIND: &'static str;
+
+    /// Whether a deleting object is left alone: its children carry ownerReferences, so garbage
+    /// collection removes them, with no finalizer and no writes (case O-03). False for a kind that
+    /// holds a finalizer and must release it (Dataset).
+    const SKIP_DELETING: bool;
+
+    /// The kind's own steps (fetch, validate, render, apply/prune, status).
+    ///
+    /// # Errors
+    /// Any [`Error`] of the steps; the frame reports it and requeues with backoff.
+    fn pipeline(&self, ctx: &Context) -> impl Future<Output = Result<Action>> + Send;
+
+    /// After a failed step, records the error in the status (best effort; the default does
+    /// nothing).
+    fn report_error(&self, ctx: &Context, error: &Error) -> impl Future<Output = ()> + Send {
+        let _ = (ctx, error);
+        async {}
+    }
+}
+
+/// The reconcile function given to `kube::runtime::Controller::run` for kind `K`.
+///
+/// # Errors
+/// The [`Error`] of `K`'s [`Reconcile::pipeline`], after [`Reconcile::report_error`].
+pub async fn reconcile<K: Reconcile>(
+    object: Arc<DeserializeGuard<K>>,
+    ctx: Arc<Context>,
+) -> Result<Action> {
+    let _timer = ctx.metrics.reconcile_started(K::KIND);
+    let resource = match &object.0 {
+        Ok(resource) => resource,
+        Err(invalid) => {
+            return Ok(events::report_invalid(&ctx, K::KIND, object.as_ref(), invalid).await);
+        }
+    };
+    if K::SKIP_DELETING && resource.meta().deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    match resource.pipeline(&ctx).await {
+        Ok(action) => {
+            ctx.reconcile_succeeded(K::KIND, resource);
+            Ok(action)
+        }
+        Err(error) => {
+            resource.report_error(&ctx, &error).await;
+            Err(error)
+        }
+    }
+}
+
+/// The `error_policy` given to `Controller::run` for kind `K`: counts the error by its
+/// `metric_label` and requeues with the object's exponential backoff.
+pub fn error_policy<K: Reconcile>(
+    object: Arc<DeserializeGuard<K>>,
+    error: &Error,
+    ctx: Arc<Context>,
+) -> Action {
+    ctx.reconcile_failed(K::KIND, object.as_ref(), error)
+}
