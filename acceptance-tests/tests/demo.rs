@@ -59,6 +59,28 @@ fn pod_of(prefix: &str) -> Value {
         .unwrap_or_else(|| panic!("no pod {prefix}*"))
 }
 
+/// Runs the "explore it" lines the demo prints (`export KUBECONFIG=...` and the kubectl command
+/// after it) as a user would paste them, and checks they list the demo's resources.
+fn explore_as_printed(output: &str) {
+    let lines: Vec<&str> = output.lines().map(str::trim).collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("export KUBECONFIG="))
+        .unwrap_or_else(|| panic!("the demo prints no export KUBECONFIG= line:\n{output}"));
+    let script = format!("set -e\n{}\n{}\n", lines[at], lines[at + 1]);
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("bash");
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && listed.contains("llama-70b") && listed.contains("corpus-v3"),
+        "{script}\n{listed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 struct Down;
 impl Drop for Down {
     fn drop(&mut self) {
@@ -84,6 +106,7 @@ fn the_demo_applies_the_quickstart_explains_it_and_destroys_cleanly() {
     ] {
         assert!(text.contains(line), "demo output lacks {line:?}:\n{text}");
     }
+    explore_as_printed(&text);
     assert_eq!(pod_of("llama-70b")["spec"]["nodeName"], "kwok-gpu-80gi");
     assert_eq!(pod_of("fit-141")["status"]["phase"], "Pending");
     assert!(pod_of("fit-141")["spec"]["nodeName"].is_null());
@@ -107,7 +130,8 @@ fn the_demo_applies_the_quickstart_explains_it_and_destroys_cleanly() {
     let (ok, again) = demo("up");
     assert!(ok, "second make demo failed:\n{again}");
     assert!(
-        again.contains("Resources: 0 added, 0 changed, 0 destroyed"),
+        again.contains("Resources: 0 added, 0 changed, 0 destroyed")
+            && again.contains("the operator is already running this build"),
         "{again}"
     );
 

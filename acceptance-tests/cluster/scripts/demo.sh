@@ -18,6 +18,7 @@ quickstart="$REPO_ROOT/examples/terraform/quickstart"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$MODEL_FLEET_CACHE/target}
 operator_pid_file="$REPO_ROOT/.local/$instance-operator.pid"
 operator_log="$REPO_ROOT/.local/$instance-operator.log"
+operator_build_file="$REPO_ROOT/.local/$instance-operator.build" # what the running operator was started from
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
@@ -32,7 +33,18 @@ stop_operator() {
     kill "$pid" 2>/dev/null || true
     for _ in $(seq 100); do operator_running || break; sleep 0.1; done
   fi
-  rm -f "$operator_pid_file"
+  rm -f "$operator_pid_file" "$operator_build_file"
+}
+
+# start_operator BINARY KUBECONFIG: the operator out of cluster, in the background, JSON logs appended
+# to $operator_log; fails with the log tail if it exits at once.
+start_operator() {
+  setsid "$1" run --kubeconfig "$2" \
+    --lease-namespace model-fleet-system --default-gateway model-fleet-system/shared \
+    --metrics-bind-address 127.0.0.1:0 --log-format json >>"$operator_log" 2>&1 </dev/null &
+  echo $! >"$operator_pid_file"
+  sleep 1
+  operator_running || { tail -n 20 "$operator_log" >&2; die "the operator exited at start (log: $operator_log)"; }
 }
 
 terraform_env() {
@@ -72,23 +84,27 @@ EOF
   "$kubectl" --kubeconfig "$kubeconfig" create namespace demo --dry-run=client -o yaml |
     "$kubectl" --kubeconfig "$kubeconfig" apply --server-side --field-manager=model-fleet-demo -f - >/dev/null
 
-  if operator_running; then
-    step "restarting the operator with the fresh build"
-    stop_operator
+  local operator_bin="$CARGO_TARGET_DIR/debug/model-fleet-operator" build
+  # The same binary against the same instance (a re-created instance has a new kubeconfig) keeps running.
+  build=$(stat -c '%n %Y %s' "$operator_bin" "$kubeconfig")
+  if operator_running && [ "$(cat "$operator_build_file" 2>/dev/null)" = "$build" ]; then
+    step "the operator is already running this build (pid $(cat "$operator_pid_file"))"
   else
-    step "starting the operator"
+    if operator_running; then
+      step "restarting the operator with the new build"
+      stop_operator
+    else
+      step "starting the operator"
+    fi
+    start_operator "$operator_bin" "$kubeconfig"
+    echo "$build" >"$operator_build_file"
   fi
-  setsid "$CARGO_TARGET_DIR/debug/model-fleet-operator" run --kubeconfig "$kubeconfig" \
-    --lease-namespace model-fleet-system --default-gateway model-fleet-system/shared \
-    --metrics-bind-address 127.0.0.1:0 --log-format json >>"$operator_log" 2>&1 </dev/null &
-  echo $! >"$operator_pid_file"
-  sleep 1
-  operator_running || { tail -n 20 "$operator_log" >&2; die "the operator exited at start (log: $operator_log)"; }
   echo "operator log: $operator_log" >&2
 
   step "terraform init (offline, from the filesystem mirror) and apply"
   terraform_env
   mkdir -p "$work/config"
+  rm -f "$work/config"/*.tf # a file dropped from the quickstart must not linger from an earlier demo
   cp "$quickstart"/*.tf "$work/config/"
   (cd "$work/config" && "$tf" init -input=false -no-color >/dev/null && "$tf" apply -auto-approve -input=false -no-color)
 
