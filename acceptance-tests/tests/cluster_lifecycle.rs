@@ -170,3 +170,29 @@ fn upstream_crds_match_the_reference_copies() {
     }
     assert!(compared >= 10, "compared only {compared} files");
 }
+
+/// With no `terraform` on PATH, no `TF_BIN` and no OpenTofu built, the scripts say how to get one.
+#[test]
+fn missing_terraform_is_a_clear_error() {
+    let path = std::env::var("PATH").unwrap();
+    let without_terraform: Vec<&str> = path
+        .split(':')
+        .filter(|dir| !Path::new(dir).join("terraform").exists())
+        .collect();
+    let empty_cache = tempfile::tempdir().unwrap();
+    let out = Command::new("bash")
+        .arg(repo_root().join("acceptance-tests/cluster/scripts/tf-bin.sh"))
+        .env("PATH", without_terraform.join(":"))
+        .env("MODEL_FLEET_CACHE", empty_cache.path())
+        .env_remove("TF_BIN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no Terraform CLI")
+            && stderr.contains("install terraform")
+            && stderr.contains("make bootstrap"),
+        "{stderr}"
+    );
+}
