@@ -12,6 +12,15 @@ mkdir -p "$MODEL_FLEET_CACHE/bin"
 exec 9>"$MODEL_FLEET_CACHE/bin/.build.lock"
 flock 9
 
+# progress LABEL LOG TOTAL: every 60 s, how many of TOTAL packages `go build -v` has compiled so far.
+progress() {
+  local start; start=$(date +%s)
+  while sleep 60; do
+    local done_; done_=$(grep -c '^[^ ]*$' "$2" 2>/dev/null) || done_=0
+    log "$1: $done_ of about $3 packages compiled ($((done_ * 100 / ($3 > 0 ? $3 : 1)))%), $((($(date +%s) - start) / 60)) min so far"
+  done
+}
+
 # build_component NAME VERSION LDFLAGS PACKAGE... : go build PACKAGES into the component's cache dir.
 build_component() {
   local name=$1 version=$2 ldflags=$3; shift 3
@@ -20,13 +29,20 @@ build_component() {
     log "$name $version: cached in $dest"
     return
   fi
-  local tmp="$dest.partial.$$"
+  local tmp="$dest.partial.$$" beat=""
   rm -rf "$tmp"; mkdir -p "$tmp"
-  trap 'rm -rf "$tmp"' EXIT
-  log "$name $version: building $* (cold builds take minutes; Kubernetes takes 10-20 min on 2 cores)"
+  trap 'rm -rf "$tmp"; [ -z "$beat" ] || kill "$beat" 2>/dev/null' EXIT
+  log "$name $version: fetching modules and listing packages"
+  local packages; packages=$(cd "$CLUSTER_DIR/gomod/$name" && go list -deps "$@" | wc -l)
+  log "$name $version: building $* ($packages packages; cold builds take minutes, Kubernetes 10-20 min on 2 cores)"
   local start=$SECONDS
+  progress "$name $version" "$tmp/build.log" "$packages" &
+  beat=$!
+  # -v names each package as it is compiled (the progress count); errors land in the same log.
   (cd "$CLUSTER_DIR/gomod/$name" && CGO_ENABLED=0 /usr/bin/time -f '%M' -o "$tmp/.maxrss" \
-    go build -trimpath -ldflags "-s -w $ldflags" -o "$tmp/" "$@")
+    go build -v -trimpath -ldflags "-s -w $ldflags" -o "$tmp/" "$@") 2>"$tmp/build.log" ||
+    { tail -n 40 "$tmp/build.log" >&2; die "$name $version: go build failed (output above)"; }
+  kill "$beat" 2>/dev/null || true
   # Go names a binary after its package path's last element that is not a major version: etcd's
   # main package go.etcd.io/etcd/server/v3 becomes `server`.
   [ "$name" = etcd ] && mv "$tmp/server" "$tmp/etcd"
