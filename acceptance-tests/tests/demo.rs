@@ -135,10 +135,46 @@ fn the_demo_applies_the_quickstart_explains_it_and_destroys_cleanly() {
         "{again}"
     );
 
+    // Leftovers of an earlier demo: the control plane is gone (stopped, or the machine rebooted)
+    // while the Terraform state and the operator process remain. `make demo` starts a fresh
+    // instance, restarts the operator against it and re-creates what the state still lists.
+    let stop = Command::new("bash")
+        .arg(repo_root().join("acceptance-tests/cluster/scripts/cluster.sh"))
+        .args(["down", INSTANCE])
+        .output()
+        .expect("cluster.sh down");
+    assert!(stop.status.success());
+    let (ok, recovered) = demo("up");
+    assert!(
+        ok,
+        "make demo after the instance was stopped failed:\n{recovered}"
+    );
+    for line in [
+        "restarting the operator",
+        "Resources: 6 added, 0 changed, 0 destroyed",
+        "terraform plan right after apply: no changes",
+        "llama-70b: Ready, 1 replica(s) on kwok-gpu-80gi",
+    ] {
+        assert!(recovered.contains(line), "lacks {line:?}:\n{recovered}");
+    }
+
     let (ok, text) = demo("destroy");
     assert!(ok, "terraform destroy failed:\n{text}");
-    let left = items(
-        "inferenceservices,trainingruns,datasets,deployments,services,jobs,scaledobjects,httproutes",
-    );
+    // The Model Fleet objects are gone when destroy returns; their children follow through garbage
+    // collection, which on a fresh instance may first have to discover the Gateway API and KEDA
+    // kinds (its discovery resync is 30 s).
+    let kinds = "inferenceservices,trainingruns,datasets,deployments,services,jobs,scaledobjects,httproutes";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut left = items(kinds);
+    while !left.is_empty() && std::time::Instant::now() < deadline {
+        assert!(
+            left.iter()
+                .all(|o| !["InferenceService", "TrainingRun", "Dataset"]
+                    .contains(&o["kind"].as_str().unwrap_or(""))),
+            "Model Fleet objects left after destroy: {left:#?}"
+        );
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        left = items(kinds);
+    }
     assert!(left.is_empty(), "left behind after destroy: {left:#?}");
 }

@@ -91,7 +91,7 @@ EOF
     step "the operator is already running this build (pid $(cat "$operator_pid_file"))"
   else
     if operator_running; then
-      step "restarting the operator with the new build"
+      step "restarting the operator (a new build, or a re-created instance)"
       stop_operator
     else
       step "starting the operator"
