@@ -72,6 +72,10 @@ const RUN_HERE: &[(&str, &str)] = &[
         "model-fleet-operator render -f examples/inference-vllm.yaml",
     ),
     (
+        "model-fleet-operator render -f examples/dataset-corpus.yaml -f examples/training-pytorch.yaml",
+        "model-fleet-operator render -f examples/dataset-corpus.yaml -f examples/training-pytorch.yaml",
+    ),
+    (
         "acceptance-tests/cluster/scripts/tf-bin.sh",
         "acceptance-tests/cluster/scripts/tf-bin.sh",
     ),
@@ -426,6 +430,13 @@ fn the_readme_commands_work_as_written() {
     );
     assert!(
         section("model-fleet-operator render -f FILE").contains("kind: Deployment"),
+        "{text}"
+    );
+    assert!(
+        section(
+            "model-fleet-operator render -f examples/dataset-corpus.yaml -f examples/training-pytorch.yaml"
+        )
+        .contains("kind: Job"),
         "{text}"
     );
     assert!(

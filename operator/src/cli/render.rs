@@ -12,9 +12,10 @@ use model_fleet_operator::render::{RenderConfig, render_manifests};
 #[derive(clap::Args, Debug)]
 pub struct RenderArgs {
     /// Multi-document YAML file with InferenceService, TrainingRun and Dataset manifests (`-` for
-    /// stdin).
-    #[arg(short = 'f', long = "filename")]
-    file: PathBuf,
+    /// stdin); repeat it to render several files together (a TrainingRun's Datasets may come from
+    /// another file). Document numbers in errors count through the files in order.
+    #[arg(short = 'f', long = "filename", required = true)]
+    files: Vec<PathBuf>,
     /// Gateway (`NAMESPACE/NAME`) for routes without `gateway.parentRef`, like the operator's flag.
     #[arg(
         long,
@@ -29,12 +30,15 @@ pub struct RenderArgs {
 
 /// Entry point of `model-fleet-operator render`.
 pub fn main(args: RenderArgs) -> anyhow::Result<()> {
-    let text = if args.file.as_os_str() == "-" {
-        std::io::read_to_string(std::io::stdin()).context("reading stdin")?
-    } else {
-        std::fs::read_to_string(&args.file)
-            .with_context(|| format!("reading {}", args.file.display()))?
-    };
+    let mut texts = Vec::new();
+    for file in &args.files {
+        texts.push(if file.as_os_str() == "-" {
+            std::io::read_to_string(std::io::stdin()).context("reading stdin")?
+        } else {
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?
+        });
+    }
+    let text = texts.join("\n---\n");
     let config = RenderConfig {
         default_gateway: Some(
             args.default_gateway

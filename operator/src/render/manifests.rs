@@ -5,7 +5,8 @@
 
 use serde::Deserialize;
 
-use super::{RenderConfig, render_inference, render_training};
+use super::datasets::DatasetReason;
+use super::{RenderConfig, RenderError, render_inference, render_training};
 use crate::api::{self, Dataset, InferenceService, TrainingRun};
 
 /// Renders every manifest in `text` to multi-document YAML (`---` before each child). Manifests
@@ -85,8 +86,14 @@ pub fn render_manifests(
     }
     for run in &runs {
         let r = render_training(run, &datasets, config).map_err(|e| {
+            let hint = match &e {
+                RenderError::Datasets(refusal) if refusal.reason == DatasetReason::DatasetNotFound => {
+                    " (render reads Datasets only from its input: add the Dataset's manifest, e.g. a second -f)"
+                }
+                _ => "",
+            };
             format!(
-                "TrainingRun {:?}: {e}",
+                "TrainingRun {:?}: {e}{hint}",
                 run.metadata.name.as_deref().unwrap_or_default()
             )
         })?;
