@@ -18,7 +18,6 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::DeserializeGuard;
 use kube::runtime::controller::{Action, Controller};
@@ -31,9 +30,9 @@ use super::conditions::{self, DesiredCondition, types};
 use super::context::Context;
 use super::error::{Error, Result};
 use super::events;
-use super::reconcile::{Reconcile, error_policy, reconcile};
+use super::reconcile::{Owner, Reconcile, error_policy, reconcile};
 use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
-use super::status::write_status;
+use super::status::write_with_conditions;
 use crate::api::{Dataset, DatasetStatus, TrainingRun};
 
 /// Kind label of this controller's metrics and logs.
@@ -234,8 +233,8 @@ async fn update_finalizer(
     Ok(())
 }
 
-/// status: conditions merged (keeping transition times), `usedBy`, `observedGeneration`; written only on a
-/// difference.
+/// status: conditions merged (keeping transition times), `usedBy` (absent when unused), `observedGeneration`;
+/// written only on a difference.
 async fn write(
     ctx: &Context,
     dataset: &Dataset,
@@ -247,19 +246,24 @@ async fn write(
     let current_conditions = current
         .and_then(|s| s.conditions.clone())
         .unwrap_or_default();
-    let now = Time(k8s_openapi::jiff::Timestamp::now());
-    let generation = dataset.meta().generation;
-    let merged = conditions::merge(&current_conditions, &desired, generation, &now);
-    let status = DatasetStatus {
-        conditions: Some(merged),
-        observed_generation: generation,
-        used_by: Some(used_by),
-    };
+    let owner = Owner::of(dataset)?;
     let api: Api<Dataset> = Api::namespaced(ctx.client.clone(), namespace);
-    match write_status(&api, &dataset.name_any(), current, &status).await {
-        Ok(_) => {}
-        Err(error) if error.is_not_found() => return Ok(()),
-        Err(error) => return Err(error),
+    let written = write_with_conditions(
+        &api,
+        &owner,
+        current,
+        &current_conditions,
+        &desired,
+        |merged| DatasetStatus {
+            conditions: Some(merged),
+            observed_generation: owner.generation,
+            // Absent rather than `[]` when unused (the IN USE column then stays empty).
+            used_by: (!used_by.is_empty()).then_some(used_by),
+        },
+    )
+    .await?;
+    if written.is_none() {
+        return Ok(());
     }
     let before = conditions::find(&current_conditions, types::READY);
     if let Some(ready) = desired.iter().find(|c| c.type_ == types::READY)
