@@ -97,8 +97,10 @@ fn a_taken_port_is_a_clear_error() {
     let port = listener.local_addr().unwrap().port().to_string();
     let name = "lifecycle-port";
     let out = cluster_sh(&["up", name], &[("MODEL_FLEET_APISERVER_PORT", &port)]);
+    let left_data = repo_root().join(".local").join(name).exists();
     let _ = cluster_sh(&["down", name], &[]);
     assert!(!out.status.success());
+    assert!(!left_data, "a refused start left .local/{name}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(&format!("port {port}")) && stderr.contains("in use"),

@@ -138,10 +138,12 @@ cmd_up() {
     case $a in --no-upstream-crds) upstream_crds=0 ;; *) usage ;; esac
   done
   require_go
+  # Kubeconfigs and keys carry cluster-admin credentials: readable by this user only.
+  umask 077
   local kbin ebin wbin
   kbin=$(kubernetes_bin_dir) ebin=$(etcd_bin_dir) wbin=$(kwok_bin_dir)
   for d in "$kbin" "$ebin" "$wbin"; do
-    [ -f "$d/.complete" ] || die "control plane binaries missing in $d: run 'make bootstrap' first (a cold build takes 10-20 minutes)"
+    [ -f "$d/.complete" ] || die "control plane binaries missing in $d: run 'make bootstrap' first (a cold build takes about 22 minutes on 2 cores)"
   done
 
   if [ -f "$dir/ports.env" ]; then
@@ -164,13 +166,13 @@ cmd_up() {
   fi
 
   local t0=$SECONDS
-  mkdir -p "$dir/pids" "$dir/logs" "$dir/etcd"
   read -r ETCD_PORT ETCD_PEER_PORT APISERVER_PORT KWOK_PORT <<<"$(free_ports 4)"
   # A fixed API server port on request (MODEL_FLEET_APISERVER_PORT), e.g. for a stable demo URL.
   if [ -n "${MODEL_FLEET_APISERVER_PORT:-}" ]; then
     APISERVER_PORT=$MODEL_FLEET_APISERVER_PORT
     port_free "$APISERVER_PORT" || die "port $APISERVER_PORT (MODEL_FLEET_APISERVER_PORT) is in use by another process ($(ss -ltnpH "sport = :$APISERVER_PORT" 2>/dev/null | grep -o 'users:.*' | head -1)): pick another port or unset it to use a free one"
   fi
+  mkdir -p "$dir/pids" "$dir/logs" "$dir/etcd"
   printf 'ETCD_PORT=%s\nETCD_PEER_PORT=%s\nAPISERVER_PORT=%s\nKWOK_PORT=%s\n' \
     "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT" "$KWOK_PORT" >"$dir/ports.env"
   make_pki
@@ -243,6 +245,10 @@ cmd_down() {
   done
   rm -rf "$dir"
   log "instance '$instance' stopped and its data removed"
+  local demo_operator; demo_operator=$(cat "$REPO_ROOT/.local/$instance-operator.pid" 2>/dev/null) || true
+  if [ -n "$demo_operator" ] && tr '\0' ' ' <"/proc/$demo_operator/cmdline" 2>/dev/null | grep -q "model-fleet-operator run"; then
+    log "note: the demo's operator (pid $demo_operator) still runs and retries against the stopped instance; 'make demo-down' stops it, 'make demo' restarts it"
+  fi
 }
 
 cmd_status() {
