@@ -142,6 +142,13 @@ const ELSEWHERE: &[Elsewhere] = &[
     elsewhere("make test", Some("test.sh"), CI, "make test"),
     elsewhere("make bootstrap", Some("bootstrap.sh"), CI, "make bootstrap"),
     elsewhere("make lint", Some("cargo clippy"), CI, "make lint"),
+    // `make test` runs these unit tests too.
+    elsewhere(
+        "make test-unit",
+        Some("cargo test --workspace --lib --bins"),
+        TEST_SH,
+        "cargo test --workspace",
+    ),
     elsewhere(
         "make provider-install",
         Some("provider/scripts/install.sh"),

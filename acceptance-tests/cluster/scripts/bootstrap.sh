@@ -3,7 +3,7 @@
 # a second run checks the caches and returns in seconds.
 #   - checks the toolchains (Go >= 1.25, the pinned Rust toolchain through rustup, openssl, curl)
 #   - builds etcd, kwok, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl from the
-#     Go module proxy into $MODEL_FLEET_CACHE (cold: 10-20 minutes on 2 cores; progress is printed)
+#     Go module proxy into $MODEL_FLEET_CACHE (cold: about 22 minutes on 2 cores; progress is printed every minute)
 #   - fetches the upstream Gateway API and KEDA CRDs
 #   - finds a terraform CLI, or builds OpenTofu when there is none
 set -euo pipefail

@@ -33,8 +33,9 @@ build_component() {
   rm -rf "$tmp"; mkdir -p "$tmp"
   trap 'rm -rf "$tmp"; [ -z "$beat" ] || kill "$beat" 2>/dev/null' EXIT
   log "$name $version: fetching modules and listing packages"
-  local packages; packages=$(cd "$CLUSTER_DIR/gomod/$name" && go list -deps "$@" | wc -l)
-  log "$name $version: building $* ($packages packages; cold builds take minutes, Kubernetes 10-20 min on 2 cores)"
+  local packages; packages=$(cd "$CLUSTER_DIR/gomod/$name" && go list -deps "$@" 2>"$tmp/list.log" | wc -l) ||
+    { tail -n 20 "$tmp/list.log" >&2; die "$name $version: listing packages failed (is the Go module proxy reachable? GOPROXY=$(go env GOPROXY))"; }
+  log "$name $version: building $* ($packages packages; cold builds take minutes, Kubernetes about 17 min on 2 cores)"
   local start=$SECONDS
   progress "$name $version" "$tmp/build.log" "$packages" &
   beat=$!

@@ -55,14 +55,20 @@ terraform_env() {
 
 cmd_up() {
   local t0=$SECONDS
-  step "bootstrap (the first run builds the control plane from source: 10-20 minutes; later runs take seconds)"
+  step "bootstrap (the first run builds the control plane from source: about 22 minutes on 2 cores; later runs take a second)"
   "$CLUSTER_DIR/scripts/bootstrap.sh"
 
   step "building the operator and the provider"
   (cd "$REPO_ROOT" && cargo build --bin model-fleet-operator --bin terraform-provider-modelfleet)
   mkdir -p "$work"
-  MIRROR="$work/mirror" DIST="$work/dist" PROVIDER_BINARY="$CARGO_TARGET_DIR/debug/terraform-provider-modelfleet" \
-    "$REPO_ROOT/provider/scripts/install.sh" >/dev/null
+  # Packing the debug binary into the mirror takes seconds: only when it changed.
+  local provider_bin="$CARGO_TARGET_DIR/debug/terraform-provider-modelfleet" provider_build
+  provider_build=$(stat -c '%n %Y %s' "$provider_bin")
+  if [ "$(cat "$work/provider.build" 2>/dev/null)" != "$provider_build" ] || [ ! -d "$work/mirror" ]; then
+    MIRROR="$work/mirror" DIST="$work/dist" PROVIDER_BINARY="$provider_bin" \
+      "$REPO_ROOT/provider/scripts/install.sh" >/dev/null
+    echo "$provider_build" >"$work/provider.build"
+  fi
   cat >"$work/mirror.tfrc" <<EOF
 provider_installation {
   filesystem_mirror {
@@ -117,7 +123,7 @@ EOF
 
   step "terraform output"
   (cd "$work/config" && "$tf" output -no-color)
-  step "kubectl get isvc,trun,mfds,deploy,svc,scaledobject,httproute,job,pods -A -o wide"
+  step "kubectl get isvc,trun,mfds,deploy,svc,scaledobject,httproute,job,pods -n demo -o wide"
   "$kubectl" --kubeconfig "$kubeconfig" get isvc,trun,mfds,deploy,svc,scaledobject,httproute,job,pods -n demo -o wide
   step "what each resource is doing"
   explain "$kubectl" "$kubeconfig"
@@ -126,6 +132,7 @@ EOF
   export KUBECONFIG=$kubeconfig
   $kubectl get isvc,trun,mfds -A
   operator log: $operator_log
+  change it: edit examples/terraform/quickstart/main.tf and run make demo again
   stop everything: make demo-down
   (demo took $((SECONDS - t0))s)
 EOF
@@ -155,7 +162,7 @@ cmd_destroy() {
   if [ -f "$work/config/terraform.tfstate" ] && [ -f "$dir/kubeconfig" ]; then
     step "terraform destroy"
     terraform_env
-    (cd "$work/config" && "$tf" destroy -auto-approve -input=false -no-color >/dev/null)
+    (cd "$work/config" && "$tf" destroy -auto-approve -input=false -no-color | grep -E '^Destroy complete')
   fi
 }
 
