@@ -121,6 +121,77 @@ impl CustomResourceType {
         &self.fields
     }
 
+    /// The live object `state` names (`namespace`, `name`), or `None` when it is gone (404).
+    ///
+    /// # Errors
+    /// The API request failed (the diagnostic names the object and says what to check).
+    pub async fn fetch(
+        &self,
+        ctx: &ProviderContext,
+        state: &Value,
+    ) -> Result<Option<DynamicObject>, Diagnostics> {
+        let (namespace, name) = namespace_and_name(state)?;
+        let object = format!("{namespace}/{name}");
+        let api = self.api(self.client(ctx).await?, &namespace);
+        let current = api
+            .get_opt(&name)
+            .await
+            .map_err(|e| self.api_error(e, "read", &object, ctx))?;
+        if current.is_none() {
+            tracing::info!(%object, "object is gone; removing it from state");
+        }
+        Ok(current)
+    }
+
+    /// The refreshed state for `current`, the live object of `state` (pure): the spec fields
+    /// `field_manager` owns (its managedFields entry), plus the fields `state` already holds, so
+    /// edits by other managers to fields we manage show up as drift, while fields only the API
+    /// server or the operator set do not.
+    pub fn state_from_live(
+        &self,
+        field_manager: &str,
+        state: &Value,
+        current: &DynamicObject,
+    ) -> Value {
+        let namespace = current.metadata.namespace.clone().unwrap_or_default();
+        let name = current.metadata.name.clone().unwrap_or_default();
+        let spec = current
+            .data
+            .get("spec")
+            .cloned()
+            .unwrap_or(Json::Object(Map::new()));
+        let owned = managed::owned_spec_fields(
+            current
+                .metadata
+                .managed_fields
+                .as_deref()
+                .unwrap_or_default(),
+            field_manager,
+        );
+        // Fields we manage: owned by our field manager, or present in our state (so edits by
+        // other managers to fields we manage show up as drift).
+        let mut filtered = match &owned {
+            Some(set) => managed::prune(&spec, set)
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            None => Map::new(),
+        };
+        for field in &self.fields {
+            let in_state = match state.get(&field.tf_name) {
+                None | Some(Value::Null) => false,
+                Some(Value::List(items)) => !items.is_empty(),
+                Some(Value::Map(entries)) => !entries.is_empty(),
+                Some(_) => true,
+            };
+            if in_state && let Some(value) = spec.get(&field.json_name) {
+                filtered.insert(field.json_name.clone(), value.clone());
+            }
+        }
+        let timeouts = state.get("timeouts").cloned().unwrap_or(Value::Null);
+        self.state_from_object(&namespace, &name, &filtered, timeouts)
+    }
+
     /// Terraform names of the attributes whose change requires replacement.
     pub fn replacing_attributes(&self) -> Vec<String> {
         let mut names = vec!["name".to_string(), "namespace".to_string()];
@@ -487,52 +558,10 @@ impl Resource for CustomResourceType {
     }
 
     async fn read(&self, ctx: &ProviderContext, state: &Value) -> Result<Value, Diagnostics> {
-        let (namespace, name) = namespace_and_name(state)?;
-        let object = format!("{namespace}/{name}");
-        let api = self.api(self.client(ctx).await?, &namespace);
-        let Some(current) = api
-            .get_opt(&name)
-            .await
-            .map_err(|e| self.api_error(e, "read", &object, ctx))?
-        else {
-            tracing::info!(%object, "object is gone; removing it from state");
-            return Ok(Value::Null);
-        };
-        let spec = current
-            .data
-            .get("spec")
-            .cloned()
-            .unwrap_or(Json::Object(Map::new()));
-        let owned = managed::owned_spec_fields(
-            current
-                .metadata
-                .managed_fields
-                .as_deref()
-                .unwrap_or_default(),
-            &ctx.config.field_manager,
-        );
-        // Fields we manage: owned by our field manager, or present in our state (so edits by
-        // other managers to fields we manage show up as drift).
-        let mut filtered = match &owned {
-            Some(set) => managed::prune(&spec, set)
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            None => Map::new(),
-        };
-        for field in &self.fields {
-            let in_state = match state.get(&field.tf_name) {
-                None | Some(Value::Null) => false,
-                Some(Value::List(items)) => !items.is_empty(),
-                Some(Value::Map(entries)) => !entries.is_empty(),
-                Some(_) => true,
-            };
-            if in_state && let Some(value) = spec.get(&field.json_name) {
-                filtered.insert(field.json_name.clone(), value.clone());
-            }
-        }
-        let timeouts = state.get("timeouts").cloned().unwrap_or(Value::Null);
-        Ok(self.state_from_object(&namespace, &name, &filtered, timeouts))
+        Ok(match self.fetch(ctx, state).await? {
+            Some(current) => self.state_from_live(&ctx.config.field_manager, state, &current),
+            None => Value::Null,
+        })
     }
 
     async fn apply(

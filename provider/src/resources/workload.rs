@@ -335,15 +335,15 @@ impl Resource for WorkloadResource {
     }
 
     async fn read(&self, ctx: &ProviderContext, state: &Value) -> Result<Value, Diagnostics> {
-        let mut read = self.inner.read(ctx, state).await?;
-        if read.is_null() {
-            return Ok(read);
-        }
-        quantity::keep_written(&self.spec_schema, state, &mut read);
-        let object = self.get(ctx, state).await?;
-        let Some(object) = object else {
+        // One GET: the spec fields and the status facts come from the same object.
+        let Some(live) = self.inner.fetch(ctx, state).await? else {
             return Ok(Value::Null);
         };
+        let mut read = self
+            .inner
+            .state_from_live(&ctx.config.field_manager, state, &live);
+        quantity::keep_written(&self.spec_schema, state, &mut read);
+        let object = serde_json::to_value(&live).unwrap_or(Json::Null);
         let wait_for = state.get("wait_for").cloned().unwrap_or(Value::Null);
         let read = merge(read, BTreeMap::from([("wait_for".to_string(), wait_for)]));
         let read = merge(read, status::facts(self.kind, &object));
