@@ -36,12 +36,12 @@ stop_operator() {
   rm -f "$operator_pid_file" "$operator_build_file"
 }
 
-# start_operator BINARY KUBECONFIG: the operator out of cluster, in the background, JSON logs appended
+# start_operator BINARY KUBECONFIG: the operator out of cluster, in the background, text logs (for reading) appended
 # to $operator_log; fails with the log tail if it exits at once.
 start_operator() {
   setsid "$1" run --kubeconfig "$2" \
     --lease-namespace model-fleet-system --default-gateway model-fleet-system/shared \
-    --metrics-bind-address 127.0.0.1:0 --log-format json >>"$operator_log" 2>&1 </dev/null &
+    --metrics-bind-address 127.0.0.1:0 --log-format text >>"$operator_log" 2>&1 </dev/null &
   echo $! >"$operator_pid_file"
   sleep 1
   operator_running || { tail -n 20 "$operator_log" >&2; die "the operator exited at start (log: $operator_log)"; }
