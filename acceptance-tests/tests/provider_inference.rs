@@ -261,6 +261,23 @@ async fn gateway_scaling_example_ready_update_rename_import_drift_destroy() {
     .unwrap();
     assert_no_changes(&tf, "after import");
 
+    // Setting the Terraform-only settings again after the import: one in-place update that
+    // changes nothing in the cluster.
+    let before = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "echo2").unwrap();
+    tf.write("main.tf", &renamed).unwrap();
+    let text = plan_changes(&tf, "wait_for and timeouts after import");
+    assert!(
+        text.contains("1 to change") && text.contains("wait_for"),
+        "{text}"
+    );
+    tf.apply().unwrap();
+    let after = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "echo2").unwrap();
+    assert_eq!(
+        before["metadata"]["resourceVersion"], after["metadata"]["resourceVersion"],
+        "setting wait_for/timeouts after an import wrote to the cluster"
+    );
+    assert_no_changes(&tf, "after setting wait_for and timeouts");
+
     // Deleted outside Terraform: the plan creates it again.
     cluster
         .kubectl_ok(&[

@@ -205,6 +205,12 @@ const ELSEWHERE: &[Elsewhere] = &[
     elsewhere("terraform output", None, DEMO_SH, "\"$tf\" output"),
     elsewhere("terraform destroy", None, DEMO_SH, "\"$tf\" destroy"),
     elsewhere(
+        "terraform import modelfleet_inference.chat ml/chat",
+        None,
+        "acceptance-tests/tests/provider_inference.rs",
+        "\"modelfleet_inference.echo\",\n        &format!(\"{ns}/echo2\"),",
+    ),
+    elsewhere(
         "model-fleet-operator run",
         None,
         "acceptance-tests/src/process.rs",
