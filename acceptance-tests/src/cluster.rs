@@ -40,6 +40,11 @@ impl Cluster {
             .map_err(anyhow::Error::msg)
     }
 
+    /// [`Cluster::connect`] for tests: panics with what to do when the instance cannot start.
+    pub fn for_tests() -> Cluster {
+        Self::connect().expect("local control plane (run `make bootstrap` once, then `make test`)")
+    }
+
     fn start() -> anyhow::Result<Cluster> {
         let instance = std::env::var(INSTANCE_ENV).unwrap_or_else(|_| "test".to_owned());
         let out = Command::new("bash")

@@ -10,9 +10,9 @@ use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::{Value, json};
 
-use crate::Cluster;
 use crate::cluster::repo_root;
 use crate::process::OperatorProcess;
+use crate::{Cluster, TestNamespace};
 
 impl Cluster {
     /// Installs the chart's Model Fleet CRDs (`charts/model-fleet-operator/crds/`, server-side
@@ -46,6 +46,15 @@ impl Cluster {
         ])?;
         done.insert(self.instance.clone());
         Ok(())
+    }
+
+    /// A fresh test namespace (`prefix-<n>`, deleted on drop) on an instance with the Model Fleet
+    /// CRDs installed: the start of every Model Fleet test.
+    ///
+    /// Errors: those of [`Cluster::install_model_fleet_crds`] and [`Cluster::namespace`].
+    pub async fn model_fleet_namespace(&self, prefix: &str) -> anyhow::Result<TestNamespace> {
+        self.install_model_fleet_crds()?;
+        self.namespace(prefix).await
     }
 }
 

@@ -110,3 +110,24 @@ impl Terraform {
         }
     }
 }
+
+/// The `terraform { required_providers }` block and a `provider "modelfleet"` block pointed at
+/// `kubeconfig` with default `namespace`; `extra` is added inside the provider block (e.g.
+/// `force_conflicts = true`).
+pub fn provider_block(kubeconfig: &Path, namespace: &str, extra: &str) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    modelfleet = {{ source = "modelfleet/modelfleet" }}
+  }}
+}}
+
+provider "modelfleet" {{
+  kubeconfig_path = "{}"
+  namespace       = "{namespace}"
+{extra}}}
+"#,
+        kubeconfig.display()
+    )
+}

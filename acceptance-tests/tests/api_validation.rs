@@ -14,10 +14,6 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::{Value, json};
 
-fn cluster() -> Cluster {
-    Cluster::connect().expect("local control plane (run `make bootstrap` once, then `make test`)")
-}
-
 fn docs(text: &str) -> Vec<Value> {
     use serde::Deserialize;
     serde_yaml::Deserializer::from_str(text)
@@ -49,7 +45,7 @@ fn kubectl_stdin(cluster: &Cluster, args: &[&str], ns: &str, mut doc: Value) -> 
 
 #[tokio::test]
 async fn generated_crds_install_with_short_names() -> anyhow::Result<()> {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     cluster
         .install_model_fleet_crds()
         .expect("Model Fleet CRDs install");
@@ -66,7 +62,7 @@ async fn generated_crds_install_with_short_names() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn every_example_is_accepted() -> anyhow::Result<()> {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     cluster
         .install_model_fleet_crds()
         .expect("Model Fleet CRDs install");
@@ -138,7 +134,7 @@ fn names_field(stderr: &str, path: &str, fragment: &str) -> bool {
 
 #[tokio::test]
 async fn every_invalid_manifest_is_refused_with_its_path_and_message() -> anyhow::Result<()> {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     cluster
         .install_model_fleet_crds()
         .expect("Model Fleet CRDs install");
@@ -210,7 +206,7 @@ fn assert_refused(result: Result<DynamicObject, kube::Error>, field: &str) {
 // Case O-09: immutability that can be bypassed (add, remove, change, replace the whole spec).
 #[tokio::test]
 async fn o09_dataset_spec_is_immutable_but_labels_and_status_are_not() -> anyhow::Result<()> {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     cluster
         .install_model_fleet_crds()
         .expect("Model Fleet CRDs install");
@@ -309,7 +305,7 @@ async fn o09_dataset_spec_is_immutable_but_labels_and_status_are_not() -> anyhow
 // Case O-05(a): the TrainingRun's template fields are immutable; intent and cancel are not.
 #[tokio::test]
 async fn o05_training_run_template_is_immutable() -> anyhow::Result<()> {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     cluster
         .install_model_fleet_crds()
         .expect("Model Fleet CRDs install");

@@ -15,13 +15,9 @@ use serde_json::json;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-fn cluster() -> Cluster {
-    Cluster::connect().expect("local control plane (run `make bootstrap` once, then `make test`)")
-}
-
 #[tokio::test]
 async fn readyz_and_version() -> anyhow::Result<()> {
-    let client = cluster().client().await?;
+    let client = Cluster::for_tests().client().await?;
     let readyz = client
         .request_text(http::Request::get("/readyz").body(Vec::new())?)
         .await?;
@@ -45,7 +41,7 @@ fn pinned_kubernetes_version() -> String {
 
 #[tokio::test]
 async fn deployment_pods_are_scheduled_and_become_ready() -> anyhow::Result<()> {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     let ns = cluster.namespace("cp-deploy").await?;
     let client = cluster.client().await?;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns.name());
@@ -103,7 +99,7 @@ fn gpu_pod(name: &str, class: &str) -> anyhow::Result<Pod> {
 
 #[tokio::test]
 async fn gpu_pods_land_on_their_class_or_stay_pending() -> anyhow::Result<()> {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     let ns = cluster.namespace("cp-gpu").await?;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await?, ns.name());
     pods.create(&PostParams::default(), &gpu_pod("fits-80gi", "80gi")?)
@@ -169,7 +165,7 @@ async fn job_outcome(jobs: &Api<Job>, name: &str) -> anyhow::Result<(String, Str
 
 #[tokio::test]
 async fn job_pods_complete_or_fail_on_demand() -> anyhow::Result<()> {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     let ns = cluster.namespace("cp-job").await?;
     let jobs: Api<Job> = Api::namespaced(cluster.client().await?, ns.name());
     jobs.create(&PostParams::default(), &job("ok", "pytorch/pytorch:2.5.1")?)
@@ -189,7 +185,7 @@ async fn job_pods_complete_or_fail_on_demand() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn garbage_collector_removes_dependents() -> anyhow::Result<()> {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     let ns = cluster.namespace("cp-gc").await?;
     let cms: Api<ConfigMap> = Api::namespaced(cluster.client().await?, ns.name());
     let owner = cms
@@ -222,7 +218,7 @@ fn dynamic_api(
 
 #[tokio::test]
 async fn upstream_crds_accept_valid_and_refuse_invalid_objects() -> anyhow::Result<()> {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     let ns = cluster.namespace("cp-crds").await?;
     let client = cluster.client().await?;
     let scaled_objects = dynamic_api(
@@ -276,7 +272,7 @@ async fn upstream_crds_accept_valid_and_refuse_invalid_objects() -> anyhow::Resu
 
 #[tokio::test]
 async fn rbac_refuses_a_service_account_without_roles() -> anyhow::Result<()> {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     let ns = cluster.namespace("cp-rbac").await?;
     let sa = format!("system:serviceaccount:{}:nobody", ns.name());
     let client = cluster
@@ -298,7 +294,7 @@ async fn rbac_refuses_a_service_account_without_roles() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn audit_log_counts_exactly_the_writes_of_one_user() -> anyhow::Result<()> {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     let ns = cluster.namespace("cp-audit").await?;
     let user = "audit-probe";
     let client = cluster.user_client(user, &["system:masters"]).await?;

@@ -17,8 +17,7 @@ use serde_json::{Value, json};
 
 async fn setup(prefix: &str) -> anyhow::Result<(Cluster, TestNamespace, kube::Client)> {
     let cluster = Cluster::connect()?;
-    cluster.install_model_fleet_crds()?;
-    let ns = cluster.namespace(prefix).await?;
+    let ns = cluster.model_fleet_namespace(prefix).await?;
     let client = cluster.client().await?;
     Ok((cluster, ns, client))
 }

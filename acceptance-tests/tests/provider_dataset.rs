@@ -8,28 +8,13 @@
 
 use std::time::{Duration, Instant};
 
-use acceptance_tests::{Cluster, Terraform};
-
-fn cluster() -> Cluster {
-    Cluster::connect().expect("local control plane (run `make bootstrap` once, then `make test`)")
-}
+use acceptance_tests::{Cluster, Terraform, terraform};
 
 fn provider_block(cluster: &Cluster, namespace: &str, force_conflicts: bool) -> String {
-    format!(
-        r#"
-terraform {{
-  required_providers {{
-    modelfleet = {{ source = "modelfleet/modelfleet" }}
-  }}
-}}
-
-provider "modelfleet" {{
-  kubeconfig_path = "{}"
-  namespace       = "{namespace}"
-  force_conflicts = {force_conflicts}
-}}
-"#,
-        cluster.kubeconfig.display()
+    terraform::provider_block(
+        &cluster.kubeconfig,
+        namespace,
+        &format!("  force_conflicts = {force_conflicts}\n"),
     )
 }
 
@@ -81,7 +66,7 @@ fn assert_no_changes(tf: &Terraform, when: &str) {
 
 #[tokio::test]
 async fn lifecycle_update_replace_drift_import_destroy() {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     cluster
         .install_model_fleet_crds()
         .expect("Model Fleet CRDs install");
@@ -190,7 +175,7 @@ async fn lifecycle_update_replace_drift_import_destroy() {
 
 #[tokio::test]
 async fn import_errors_are_clear() {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     cluster
         .install_model_fleet_crds()
         .expect("Model Fleet CRDs install");
@@ -233,7 +218,7 @@ async fn import_errors_are_clear() {
 
 #[tokio::test]
 async fn conflicts_name_the_other_manager_until_forced() {
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     cluster
         .install_model_fleet_crds()
         .expect("Model Fleet CRDs install");
@@ -294,7 +279,7 @@ async fn conflicts_name_the_other_manager_until_forced() {
 #[tokio::test]
 async fn destroy_blocked_by_a_foreign_finalizer_fails_and_keeps_state() {
     // P-03(b), on a Dataset.
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     cluster
         .install_model_fleet_crds()
         .expect("Model Fleet CRDs install");
@@ -361,7 +346,7 @@ async fn destroy_blocked_by_a_foreign_finalizer_fails_and_keeps_state() {
 #[tokio::test]
 async fn optional_attributes_left_out_plan_clean_twice() {
     // P-04 for datasets: nothing optional is set; apply, then two plans in a row show no changes.
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     cluster
         .install_model_fleet_crds()
         .expect("Model Fleet CRDs install");
@@ -394,7 +379,7 @@ resource "modelfleet_dataset" "minimal" {
 async fn values_unknown_at_plan_time_are_applied_from_the_configuration() {
     // Invariant 4 of the plugin protocol notes: a value unknown during plan (here the output of
     // another resource) is known at apply, and the new state must hold it.
-    let cluster = cluster();
+    let cluster = Cluster::for_tests();
     cluster
         .install_model_fleet_crds()
         .expect("Model Fleet CRDs install");

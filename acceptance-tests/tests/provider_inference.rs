@@ -13,19 +13,8 @@ use std::time::Duration;
 
 use acceptance_tests::cluster::repo_root;
 use acceptance_tests::process::operator_kubeconfig;
-use acceptance_tests::{Cluster, OperatorProcess, Terraform, TestNamespace, wait_for};
-
-fn cluster() -> Cluster {
-    Cluster::connect().expect("local control plane (run `make bootstrap` once, then `make test`)")
-}
-
-/// A namespace with the CRDs installed.
-async fn setup(cluster: &Cluster, prefix: &str) -> TestNamespace {
-    cluster
-        .install_model_fleet_crds()
-        .expect("Model Fleet CRDs install");
-    cluster.namespace(prefix).await.expect("namespace")
-}
+use acceptance_tests::terraform;
+use acceptance_tests::{Cluster, OperatorProcess, Terraform, wait_for};
 
 /// An operator for `ns` with the namespace's `shared` Gateway as default and a short resync.
 fn operator(cluster: &Cluster, ns: &str) -> OperatorProcess {
@@ -67,21 +56,7 @@ fn terraform(cluster: &Cluster, ns: &str, main_tf: &str) -> Terraform {
 }
 
 fn provider_block(cluster: &Cluster, ns: &str) -> String {
-    format!(
-        r#"
-terraform {{
-  required_providers {{
-    modelfleet = {{ source = "modelfleet/modelfleet" }}
-  }}
-}}
-
-provider "modelfleet" {{
-  kubeconfig_path = "{}"
-  namespace       = "{ns}"
-}}
-"#,
-        cluster.kubeconfig.display()
-    )
+    terraform::provider_block(&cluster.kubeconfig, ns, "")
 }
 
 /// Terraform output with the diagnostic frame (`│`) removed and line wraps joined, so messages can
@@ -150,8 +125,11 @@ fn patch_isvc(cluster: &Cluster, ns: &str, name: &str, patch: &str) {
 
 #[tokio::test]
 async fn gateway_scaling_example_ready_update_rename_import_drift_destroy() {
-    let cluster = cluster();
-    let ns = setup(&cluster, "tf-isvc").await;
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-isvc")
+        .await
+        .expect("namespace with the CRDs");
     let ns = ns.name().to_string();
     let _operator = operator(&cluster, &ns);
     let main_tf = example("inference-gateway-scaling");
@@ -309,8 +287,11 @@ async fn gateway_scaling_example_ready_update_rename_import_drift_destroy() {
 
 #[tokio::test]
 async fn ready_times_out_naming_the_missing_class_and_stays_in_state() {
-    let cluster = cluster();
-    let ns = setup(&cluster, "tf-isvc-141").await;
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-isvc-141")
+        .await
+        .expect("namespace with the CRDs");
     let ns = ns.name().to_string();
     let _operator = operator(&cluster, &ns);
     // 120 GiB + 2 GiB runtime, +10%: 134.2 GiB per GPU -> class 141gi, which no node offers.
@@ -369,8 +350,11 @@ resource "modelfleet_inference" "big" {{
 
 #[tokio::test]
 async fn without_an_operator_a_wait_says_so() {
-    let cluster = cluster();
-    let ns = setup(&cluster, "tf-isvc-noop").await;
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-isvc-noop")
+        .await
+        .expect("namespace with the CRDs");
     let ns = ns.name().to_string();
     let main_tf = format!(
         r#"{}
@@ -409,8 +393,11 @@ resource "modelfleet_inference" "lonely" {{
 /// and missing IDs are clear errors.
 #[tokio::test]
 async fn p02_import_then_no_changes() {
-    let cluster = cluster();
-    let ns = setup(&cluster, "tf-isvc-import").await;
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-isvc-import")
+        .await
+        .expect("namespace with the CRDs");
     let ns = ns.name().to_string();
     let manifest = format!(
         r#"apiVersion: modelfleet.io/v1alpha1
@@ -508,8 +495,11 @@ resource "modelfleet_inference" "chat" {{
 /// timeout naming it and keeps the resource in state.
 #[tokio::test]
 async fn p03b_destroy_blocked_by_a_foreign_finalizer() {
-    let cluster = cluster();
-    let ns = setup(&cluster, "tf-isvc-fin").await;
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-isvc-fin")
+        .await
+        .expect("namespace with the CRDs");
     let ns = ns.name().to_string();
     let main_tf = format!(
         r#"{}
@@ -559,8 +549,11 @@ resource "modelfleet_inference" "held" {{
 /// plans in a row (with the operator writing status in between) show no changes.
 #[tokio::test]
 async fn p04_defaults_left_out_plan_clean_twice() {
-    let cluster = cluster();
-    let ns = setup(&cluster, "tf-isvc-p04").await;
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-isvc-p04")
+        .await
+        .expect("namespace with the CRDs");
     let ns = ns.name().to_string();
     let _operator = operator(&cluster, &ns);
     let main_tf = format!(

@@ -11,18 +11,7 @@ use std::time::Duration;
 
 use acceptance_tests::cluster::repo_root;
 use acceptance_tests::process::operator_kubeconfig;
-use acceptance_tests::{Cluster, OperatorProcess, Terraform, TestNamespace, wait_for};
-
-fn cluster() -> Cluster {
-    Cluster::connect().expect("local control plane (run `make bootstrap` once, then `make test`)")
-}
-
-async fn setup(cluster: &Cluster, prefix: &str) -> TestNamespace {
-    cluster
-        .install_model_fleet_crds()
-        .expect("Model Fleet CRDs install");
-    cluster.namespace(prefix).await.expect("namespace")
-}
+use acceptance_tests::{Cluster, OperatorProcess, Terraform, wait_for};
 
 fn operator(cluster: &Cluster, ns: &str) -> OperatorProcess {
     let kubeconfig = operator_kubeconfig(cluster).expect("operator kubeconfig");
@@ -92,8 +81,11 @@ fn run_json(cluster: &Cluster, ns: &str, name: &str) -> serde_json::Value {
 
 #[tokio::test]
 async fn dataset_example_completes_then_intent_update_replace_destroy() {
-    let cluster = cluster();
-    let ns = setup(&cluster, "tf-train").await;
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-train")
+        .await
+        .expect("namespace with the CRDs");
     let ns = ns.name().to_string();
     let _operator = operator(&cluster, &ns);
     let main_tf = std::fs::read_to_string(
@@ -178,8 +170,11 @@ async fn dataset_example_completes_then_intent_update_replace_destroy() {
 /// (same amount) is an in-place change of the written form, never a replacement of the run.
 #[tokio::test]
 async fn p01_quantities_keep_the_written_form() {
-    let cluster = cluster();
-    let ns = setup(&cluster, "tf-train-p01").await;
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-train-p01")
+        .await
+        .expect("namespace with the CRDs");
     let ns = ns.name().to_string();
     let main_tf = |cpu: &str| {
         format!(

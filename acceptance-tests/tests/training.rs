@@ -25,8 +25,7 @@ async fn setup(
     env: &[(&str, &str)],
 ) -> anyhow::Result<(Cluster, TestNamespace, kube::Client, OperatorProcess)> {
     let cluster = Cluster::connect()?;
-    cluster.install_model_fleet_crds()?;
-    let ns = cluster.namespace(prefix).await?;
+    let ns = cluster.model_fleet_namespace(prefix).await?;
     let client = cluster.client().await?;
     let operator = start_operator(&cluster, ns.name(), env)?;
     Ok((cluster, ns, client, operator))
