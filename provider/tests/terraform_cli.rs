@@ -196,11 +196,8 @@ fn handshake_line_comes_first_and_fast() {
         .decode(fields[5])
         .unwrap();
     assert_eq!(der[0], 0x30, "a DER certificate");
+    // Measured, not asserted (no timing thresholds in tests): the figure is in the provider notes.
     eprintln!("start to handshake line: {elapsed:?}");
-    assert!(
-        elapsed < Duration::from_secs(5),
-        "handshake took {elapsed:?}"
-    );
 }
 
 #[test]
