@@ -11,7 +11,8 @@ export CARGO_TARGET_DIR ?= $(MODEL_FLEET_CACHE)/target
 INSTANCE ?= dev
 TEST_INSTANCE ?= test
 
-.PHONY: help demo demo-down bootstrap cluster-up cluster-down cluster-status test test-unit lint fmt provider-install
+.PHONY: help demo demo-down bootstrap cluster-up cluster-down cluster-status test test-unit lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate
+INFRA := acceptance-tests/infra/scripts
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -22,7 +23,7 @@ demo: ## The main job: terraform apply of examples/terraform/quickstart on a loc
 demo-down: ## terraform destroy the demo, stop its operator and its control plane
 	@$(CLUSTER)/demo.sh down
 
-bootstrap: ## Build/fetch everything a fresh machine needs (idempotent; first run about 22 min on 2 cores)
+bootstrap: ## Build/fetch everything a fresh machine needs, the real node's parts included (idempotent; first run about 27 min on 2 cores)
 	@$(CLUSTER)/bootstrap.sh
 
 cluster-up: ## Start control plane INSTANCE (default dev) with simulated nodes; prints its kubeconfig
@@ -43,9 +44,39 @@ test-unit: ## Unit tests only (no control plane)
 provider-install: ## Release archive + filesystem mirror of the provider (.local/terraform-mirror)
 	@provider/scripts/install.sh
 
-lint: ## rustfmt check and clippy with warnings denied
+image: ## Operator OCI image(s), static binary, crane, no container engine (.local/images; amd64, arm64 where its Rust target is installed)
+	@images/operator.sh build
+
+image-push: ## Push the images of make image and their index: make image-push REGISTRY=ghcr.io/your-org
+	@images/operator.sh push "$(REGISTRY)"
+
+lint: ## rustfmt check, clippy with warnings denied, code size limits (files <= 500 lines, functions <= 80)
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	python3 acceptance-tests/scripts/code-size.py
 
 fmt: ## Format the Rust code
 	cargo fmt --all
+
+kind-up: ## kind cluster with Cilium, Gateway API, KEDA, Model Fleet (needs Docker/Podman/nerdctl; without one: make demo)
+	@$(INFRA)/kind.sh up
+
+kind-status: ## Show the kind cluster of make kind-up
+	@$(INFRA)/kind.sh status
+
+kind-down: ## terraform destroy the kind cluster of make kind-up
+	@$(INFRA)/kind.sh down
+
+infra-check: ## terraform fmt -check, validate (real providers) and tflint on terraform/ and modules/
+	@$(INFRA)/check.sh
+
+docs-bootstrap: ## Python venv with the pinned Sphinx toolchain (docs/requirements.txt) and mermaid, under $MODEL_FLEET_CACHE (idempotent)
+	@docs/scripts/docs.sh bootstrap
+
+docs-build: ## The documentation site into docs/_build/html (warnings are errors) and its internal link check
+	@docs/scripts/docs.sh build
+
+docs-generate: ## Rewrite the generated reference pages (CRDs, Terraform resources, CLI) from the code
+	UPDATE_DOCS=1 cargo test -p model-fleet-api --test reference_docs
+	UPDATE_DOCS=1 cargo test -p terraform-provider-modelfleet --lib registry_docs
+	UPDATE_DOCS=1 cargo test -p model-fleet-operator --bin model-fleet-operator cli_reference

@@ -54,6 +54,20 @@ pub struct AuditUser {
     /// User name, e.g. `model-fleet-operator` or `system:serviceaccount:ns:name`.
     #[serde(default)]
     pub username: String,
+    /// Extra facts of the token, e.g. `authentication.kubernetes.io/pod-name` for a pod's bound
+    /// ServiceAccount token.
+    #[serde(default)]
+    pub extra: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl AuditUser {
+    /// The pod whose bound ServiceAccount token made the request, if any.
+    pub fn pod_name(&self) -> Option<&str> {
+        self.extra
+            .get("authentication.kubernetes.io/pod-name")
+            .and_then(|v| v.first())
+            .map(String::as_str)
+    }
 }
 
 impl AuditLog {
@@ -79,6 +93,21 @@ impl AuditMark {
     /// mark. Waits until the log stops growing first, because the API server may append an entry
     /// just after it answered the request.
     pub fn writes_by(&self, user: &str) -> anyhow::Result<Vec<AuditEvent>> {
+        Ok(self
+            .writes()?
+            .into_iter()
+            .filter(|event| {
+                let effective = event
+                    .impersonated_user
+                    .as_ref()
+                    .map_or(event.user.username.as_str(), |u| u.username.as_str());
+                effective == user
+            })
+            .collect())
+    }
+
+    /// Every completed write request since the mark, by any user (settled as [`AuditMark::writes_by`]).
+    pub fn writes(&self) -> anyhow::Result<Vec<AuditEvent>> {
         settle(&self.path)?;
         let mut file = std::fs::File::open(&self.path)?;
         file.seek(SeekFrom::Start(self.offset))?;
@@ -88,11 +117,7 @@ impl AuditMark {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let event: AuditEvent =
                 serde_json::from_str(line).with_context(|| format!("parsing audit line {line}"))?;
-            let effective = event
-                .impersonated_user
-                .as_ref()
-                .map_or(event.user.username.as_str(), |u| u.username.as_str());
-            if effective == user && event.stage == "ResponseComplete" {
+            if event.stage == "ResponseComplete" {
                 events.push(event);
             }
         }

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::cluster::repo_root;
 use crate::process::OperatorProcess;
+use crate::wait_for;
 use crate::{Cluster, TestNamespace};
 
 impl Cluster {
@@ -153,4 +154,42 @@ pub fn bound_claim(
     std::fs::write(file.path(), docs.to_string())?;
     cluster.kubectl_ok(&["apply", "-f", file.path().to_str().unwrap_or_default()])?;
     Ok(())
+}
+
+/// How long [`wait_for_object`] waits.
+pub const OBJECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
+
+/// The object `kind/name` in `namespace` (as JSON, the wire format) once `accept` holds for it, waiting up to
+/// [`OBJECT_TIMEOUT`]; `what` names the wait in the error.
+///
+/// Errors: the timeout, with the operator's log tail.
+pub async fn wait_for_object(
+    client: &kube::Client,
+    namespace: &str,
+    kind: &str,
+    name: &str,
+    what: &str,
+    operator: &OperatorProcess,
+    accept: impl Fn(&Value) -> bool,
+) -> anyhow::Result<Value> {
+    let api = api(client, namespace, kind);
+    wait_for(what, OBJECT_TIMEOUT, || {
+        let api = api.clone();
+        let accept = &accept;
+        async move {
+            let object = serde_json::to_value(api.get(name).await?)?;
+            Ok(accept(&object).then_some(object))
+        }
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))
+}
+
+/// The condition of `type_` in an object's status (Null when absent).
+pub fn condition(object: &Value, type_: &str) -> Value {
+    object["status"]["conditions"]
+        .as_array()
+        .and_then(|list| list.iter().find(|c| c["type"] == type_))
+        .cloned()
+        .unwrap_or(Value::Null)
 }

@@ -47,32 +47,13 @@ pub fn target_dir() -> PathBuf {
 /// User name the operator runs as in tests (a client certificate from the instance CA).
 pub const OPERATOR_USER: &str = "model-fleet-operator";
 
-/// Kubeconfig of the operator's test identity: user [`OPERATOR_USER`] bound to the chart's
-/// ClusterRole (`charts/model-fleet-operator/templates/clusterrole.yaml`, applied here), so tests
-/// prove the chart grants what the operator needs, and audit entries name the operator.
+/// Kubeconfig of the operator's test identity: user [`OPERATOR_USER`] bound to the chart's rules
+/// (`charts/model-fleet-operator/files/rbac/`, [`crate::rbac`]), so tests prove the chart grants what the operator
+/// needs, and audit entries name the operator.
+///
+/// Errors: kubectl's message.
 pub fn operator_kubeconfig(cluster: &Cluster) -> anyhow::Result<PathBuf> {
-    let role = repo_root().join("charts/model-fleet-operator/templates/clusterrole.yaml");
-    let apply = |file: &std::path::Path| -> anyhow::Result<String> {
-        let file = file.to_str().context("non UTF-8 path")?;
-        cluster.kubectl_ok(&[
-            "apply",
-            "--server-side",
-            "--field-manager=acceptance-tests",
-            "-f",
-            file,
-        ])
-    };
-    apply(&role)?;
-    let binding = serde_json::json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "model-fleet-operator-test"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "model-fleet-operator"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": OPERATOR_USER}]
-    });
-    let file = cluster.dir.join("operator-binding.json");
-    std::fs::write(&file, binding.to_string())?;
-    apply(&file)?;
-    cluster.user_kubeconfig(OPERATOR_USER, &[])
+    crate::rbac::kubeconfig_with_rules(cluster, OPERATOR_USER, &crate::rbac::operator_rules()?)
 }
 
 /// An operator (`model-fleet-operator run`) started by a test; SIGTERM and wait on drop.
@@ -86,6 +67,21 @@ pub struct OperatorProcess {
 }
 
 impl OperatorProcess {
+    /// The usual operator of a test: the chart's ClusterRole ([`operator_kubeconfig`]), watching `namespace` on
+    /// Lease `fleet`, resyncing every 5 s, plus `extra` flags.
+    ///
+    /// Errors: those of [`operator_kubeconfig`] and [`OperatorProcess::start`].
+    pub fn for_namespace(
+        cluster: &Cluster,
+        namespace: &str,
+        extra: &[&str],
+    ) -> anyhow::Result<Self> {
+        let kubeconfig = operator_kubeconfig(cluster)?;
+        let mut flags = vec!["--resync-seconds", "5"];
+        flags.extend_from_slice(extra);
+        Self::start(cluster, &kubeconfig, namespace, "fleet", &flags, &[])
+    }
+
     /// Starts the operator out of cluster with `kubeconfig`, watching only `namespace`, on Lease
     /// `lease` in that namespace, with a free metrics port, plus `extra` flags and `env`.
     /// Returns once the metrics server listens.
@@ -103,7 +99,13 @@ impl OperatorProcess {
         let binary = workspace_binary("model-fleet-operator")?;
         let logs = cluster.dir.join("operator-logs");
         std::fs::create_dir_all(&logs)?;
-        let log = logs.join(format!("{namespace}-{lease}-{}.log", std::process::id()));
+        // One file per operator: two operators of one test (leader election) must not share one.
+        static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let log = logs.join(format!(
+            "{namespace}-{lease}-{}-{n}.log",
+            std::process::id()
+        ));
         let mut cmd = Command::new(binary);
         cmd.arg("run")
             .arg("--kubeconfig")
@@ -160,6 +162,25 @@ impl OperatorProcess {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(40)..].join("\n")
+    }
+
+    /// Waits until `/readyz` answers 200 (leading, every controller's cache synced), up to 60 s.
+    ///
+    /// Errors: the timeout, with the log tail.
+    pub async fn wait_ready(&self) -> anyhow::Result<()> {
+        crate::wait_for(
+            "the operator ready (/readyz 200)",
+            Duration::from_secs(60),
+            || async {
+                Ok(self
+                    .http_get("/readyz")
+                    .ok()
+                    .filter(|(code, _)| *code == 200)
+                    .map(|_| ()))
+            },
+        )
+        .await
+        .map_err(|e| e.context(self.log_tail()))
     }
 
     /// Body of GET `path` on the metrics server (`/metrics`, `/healthz`, `/readyz`).

@@ -10,16 +10,69 @@ use crate::process::workspace_binary;
 
 /// A Terraform working folder whose CLI configuration (`TF_CLI_CONFIG_FILE`) points
 /// `modelfleet/modelfleet` at the freshly built provider with `dev_overrides` (no `init` needed).
+/// The CLI is Terraform or OpenTofu, as `MODEL_FLEET_TF_CLI` says (see [`terraform_binary`]).
 #[derive(Debug)]
 pub struct Terraform {
     /// The working folder (`main.tf` and state live here); removed on drop.
     pub dir: tempfile::TempDir,
     cli_config: PathBuf,
     binary: PathBuf,
+    /// Which CLI `binary` is.
+    pub cli: Cli,
 }
 
-/// The Terraform CLI all tests use: `$TF_BIN`, else `terraform` on PATH, else the OpenTofu that
-/// `make bootstrap` built (`cluster/scripts/tf-bin.sh` decides).
+/// The Terraform-compatible CLI under test. Both speak tfplugin5 to the provider and honour
+/// `TF_CLI_CONFIG_FILE`; they differ in the default registry host and in their messages' wording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cli {
+    /// HashiCorp Terraform (`terraform`).
+    Terraform,
+    /// OpenTofu (`tofu`).
+    OpenTofu,
+}
+
+impl Cli {
+    /// The CLI `binary` is, from the first line of `binary version` (`Terraform v1.11.4`,
+    /// `OpenTofu v1.10.10`).
+    pub fn of(binary: &Path) -> anyhow::Result<Cli> {
+        let out = Command::new(binary)
+            .arg("version")
+            .env("CHECKPOINT_DISABLE", "1")
+            .output()
+            .with_context(|| format!("running {} version", binary.display()))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        match text.split_whitespace().next() {
+            Some("Terraform") => Ok(Cli::Terraform),
+            Some("OpenTofu") => Ok(Cli::OpenTofu),
+            _ => bail!(
+                "{} version printed neither Terraform nor OpenTofu: {text}",
+                binary.display()
+            ),
+        }
+    }
+
+    /// The registry host a source address without one (`modelfleet/modelfleet`) belongs to.
+    pub fn registry_host(self) -> &'static str {
+        match self {
+            Cli::Terraform => "registry.terraform.io",
+            Cli::OpenTofu => "registry.opentofu.org",
+        }
+    }
+
+    /// The product name the CLI uses for itself in its messages ("Terraform will perform the
+    /// following actions", "OpenTofu will perform the following actions").
+    pub fn product(self) -> &'static str {
+        match self {
+            Cli::Terraform => "Terraform",
+            Cli::OpenTofu => "OpenTofu",
+        }
+    }
+}
+
+/// The Terraform CLI all tests use (`cluster/scripts/tf-bin.sh` decides): with
+/// `MODEL_FLEET_TF_CLI` unset or `terraform`, `$TF_BIN`, else `terraform` on PATH, else the OpenTofu
+/// that `make bootstrap` built; with `MODEL_FLEET_TF_CLI=tofu`, that OpenTofu (or `tofu` on PATH),
+/// and an error naming `make bootstrap` when there is none.
 pub fn terraform_binary() -> anyhow::Result<PathBuf> {
     let out = Command::new("bash")
         .arg(repo_root().join("acceptance-tests/cluster/scripts/tf-bin.sh"))
@@ -28,6 +81,15 @@ pub fn terraform_binary() -> anyhow::Result<PathBuf> {
         bail!("{}", String::from_utf8_lossy(&out.stderr));
     }
     Ok(PathBuf::from(String::from_utf8(out.stdout)?.trim()))
+}
+
+/// Terraform output with the diagnostic frame (`│`) removed and line wraps joined, so messages can be matched
+/// whatever the wrap width.
+pub fn flat(text: &str) -> String {
+    text.replace('│', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl Terraform {
@@ -43,10 +105,20 @@ impl Terraform {
                 provider.parent().context("provider path")?.display()
             ),
         )?;
+        let binary = terraform_binary()?;
+        let cli = Cli::of(&binary)?;
+        // The OpenTofu run of `make test` must never pass on Terraform by mistake.
+        if std::env::var("MODEL_FLEET_TF_CLI").as_deref() == Ok("tofu") && cli != Cli::OpenTofu {
+            bail!(
+                "MODEL_FLEET_TF_CLI=tofu but {} is {cli:?}",
+                binary.display()
+            );
+        }
         let tf = Self {
             dir,
             cli_config,
-            binary: terraform_binary()?,
+            cli,
+            binary,
         };
         tf.write("main.tf", main_tf)?;
         Ok(tf)
@@ -73,6 +145,18 @@ impl Terraform {
             .env("CHECKPOINT_DISABLE", "1")
             .output()
             .context("running terraform")
+    }
+
+    /// Runs `terraform ARGS` whatever the exit code; returns whether it succeeded and its stdout then stderr as
+    /// [`flat`] text, for matching messages.
+    pub fn run_flat(&self, args: &[&str]) -> anyhow::Result<(bool, String)> {
+        let out = self.run(args)?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok((out.status.success(), flat(&text)))
     }
 
     /// Runs `terraform ARGS` and fails with its output when it exits non-zero; returns stdout.

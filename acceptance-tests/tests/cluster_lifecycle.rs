@@ -187,6 +187,7 @@ fn missing_terraform_is_a_clear_error() {
         .env("PATH", without_terraform.join(":"))
         .env("MODEL_FLEET_CACHE", empty_cache.path())
         .env_remove("TF_BIN")
+        .env_remove("MODEL_FLEET_TF_CLI")
         .output()
         .unwrap();
     assert!(!out.status.success());

@@ -7,8 +7,9 @@
 
 use std::time::Duration;
 
-use acceptance_tests::modelfleet::{self, bound_claim, create, reconcile_errors};
-use acceptance_tests::process::operator_kubeconfig;
+use acceptance_tests::modelfleet::{
+    self, bound_claim, condition, create, reconcile_errors, wait_for_object,
+};
 use acceptance_tests::{Cluster, OperatorProcess, TestNamespace, wait_for};
 use k8s_openapi::api::batch::v1::Job;
 use kube::Api;
@@ -23,15 +24,7 @@ async fn setup(prefix: &str) -> anyhow::Result<(Cluster, TestNamespace, kube::Cl
 }
 
 fn operator(cluster: &Cluster, ns: &str) -> anyhow::Result<OperatorProcess> {
-    let kubeconfig = operator_kubeconfig(cluster)?;
-    OperatorProcess::start(
-        cluster,
-        &kubeconfig,
-        ns,
-        "fleet",
-        &["--resync-seconds", "5"],
-        &[],
-    )
+    OperatorProcess::for_namespace(cluster, ns, &[])
 }
 
 fn dataset(name: &str, version: &str, extra: Value) -> Value {
@@ -49,38 +42,6 @@ fn run(name: &str, image: &str, extra: Value) -> Value {
         spec.extend(extra.clone());
     }
     json!({"apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun", "metadata": {"name": name}, "spec": spec})
-}
-
-/// The status of `kind/name` once `accept` holds for the whole object.
-async fn wait_for_object(
-    client: &kube::Client,
-    ns: &str,
-    kind: &str,
-    name: &str,
-    what: &str,
-    operator: &OperatorProcess,
-    accept: impl Fn(&Value) -> bool,
-) -> anyhow::Result<Value> {
-    let api = modelfleet::api(client, ns, kind);
-    wait_for(what, Duration::from_secs(60), || {
-        let api = api.clone();
-        let accept = &accept;
-        async move {
-            let object = serde_json::to_value(api.get(name).await?)?;
-            Ok(accept(&object).then_some(object))
-        }
-    })
-    .await
-    .map_err(|e| e.context(operator.log_tail()))
-}
-
-/// The condition of `type_` in an object's status (Null when absent).
-fn condition(object: &Value, type_: &str) -> Value {
-    object["status"]["conditions"]
-        .as_array()
-        .and_then(|list| list.iter().find(|c| c["type"] == type_))
-        .cloned()
-        .unwrap_or(Value::Null)
 }
 
 fn has_reason(type_: &'static str, reason: &'static str) -> impl Fn(&Value) -> bool {

@@ -22,8 +22,13 @@ struct Expect {
     node_prefix: &'static str,
     capacity_class: Option<&'static str>,
     per_gpu_memory_gib: Option<i64>,
+    /// `status.kvCache` (module, total MiB, per-GPU MiB) for a KV cache sized from the model's shape.
+    kv_cache: Option<(&'static str, i64, i64)>,
     /// `(type, status, reason)` of conditions to reach.
     conditions: &'static [(&'static str, &'static str, &'static str)],
+    /// A scale-to-zero service is born at 0: scale it to 1 as KEDA would on queue work (no KEDA runs here), then
+    /// expect Ready and its pods' placement.
+    wake_as_keda: bool,
 }
 
 fn condition(object: &DynamicObject, type_: &str) -> Option<(String, String)> {
@@ -111,7 +116,34 @@ async fn check(expect: Expect) -> anyhow::Result<()> {
         isvc.data["status"]["perGpuMemoryGiB"].as_i64(),
         expect.per_gpu_memory_gib
     );
+    let kv_cache = expect.kv_cache.map(|(module, total, per_gpu)| {
+        serde_json::json!([{"module": module, "totalMiB": total, "perGpuMiB": per_gpu}])
+    });
+    assert_eq!(
+        isvc.data["status"].get("kvCache"),
+        kv_cache.as_ref(),
+        "{}",
+        expect.file
+    );
 
+    if expect.wake_as_keda {
+        cluster.kubectl_ok(&[
+            "-n",
+            ns.name(),
+            "scale",
+            &format!("deployment/{name}"),
+            "--replicas=1",
+        ])?;
+        wait_for(&format!("{name} Ready once woken"), TIMEOUT, || async {
+            let isvc = isvcs.get(&name).await?;
+            Ok(
+                (condition(&isvc, "Ready") == Some(("True".into(), "AsExpected".into())))
+                    .then_some(()),
+            )
+        })
+        .await
+        .map_err(|e| e.context(operator.log_tail()))?;
+    }
     let pods: Api<Pod> = Api::namespaced(client, ns.name());
     let nodes = wait_for("pods placed and running", TIMEOUT, || async {
         let pods = pods.list(&ListParams::default()).await?;
@@ -149,11 +181,13 @@ async fn echo_example_runs_on_cpu_nodes_with_a_route() -> anyhow::Result<()> {
         node_prefix: "kwok-cpu-",
         capacity_class: None,
         per_gpu_memory_gib: None,
+        kv_cache: None,
         // No Gateway exists in the namespace: the route waits for it, serving is unaffected.
         conditions: &[
             ("Ready", "True", "AsExpected"),
             ("RouteReady", "False", "GatewayNotFound"),
         ],
+        wake_as_keda: false,
     })
     .await
 }
@@ -166,10 +200,13 @@ async fn vllm_example_gets_a_scaled_object_a_route_and_a_24gi_gpu() -> anyhow::R
         node_prefix: "kwok-gpu-24gi",
         capacity_class: Some("24gi"),
         per_gpu_memory_gib: Some(22),
+        kv_cache: None,
+        // Born at 0 (its floor: min 0, a queue trigger): no GPU is held until the queue has work.
         conditions: &[
-            ("Ready", "True", "AsExpected"),
+            ("Ready", "False", "ScaledToZero"),
             ("ScalingReady", "True", "AsExpected"),
         ],
+        wake_as_keda: true,
     })
     .await
 }
@@ -182,7 +219,30 @@ async fn multi_gpu_fit_example_lands_on_the_80gi_node() -> anyhow::Result<()> {
         node_prefix: "kwok-gpu-80gi",
         capacity_class: Some("80gi"),
         per_gpu_memory_gib: Some(54),
+        kv_cache: None,
         conditions: &[("Ready", "True", "AsExpected")],
+        wake_as_keda: false,
+    })
+    .await
+}
+
+// Issue 22: a KV cache sized from the model's shape (Qwen2.5-7B-Instruct, 14 GiB over 2 GPUs by KV head) is in the
+// status, and the budget it gives (17.71 GiB per GPU) places the pod on the 24gi node.
+#[tokio::test]
+async fn kv_from_shape_example_reports_its_cache_and_lands_on_the_24gi_node() -> anyhow::Result<()>
+{
+    check(Expect {
+        file: "inference-kv-from-shape.yaml",
+        children: &["Deployment", "Service"],
+        node_prefix: "kwok-gpu-24gi",
+        capacity_class: Some("24gi"),
+        per_gpu_memory_gib: Some(18),
+        kv_cache: Some(("qwen2.5-7b-instruct", 14 * 1024, 7 * 1024)),
+        conditions: &[
+            ("Ready", "True", "AsExpected"),
+            ("Degraded", "False", "AsExpected"),
+        ],
+        wake_as_keda: false,
     })
     .await
 }

@@ -9,168 +9,17 @@
 
 use std::time::Duration;
 
-use acceptance_tests::process::{OPERATOR_USER, operator_kubeconfig};
-use acceptance_tests::{Cluster, OperatorProcess, wait_for};
+use acceptance_tests::inference::{
+    accept_route, api, apply, condition, echo_spec, isvc_resource, metric,
+    observed_current_generation, operator, resource, route_resource, scaled_object_resource,
+    wait_condition, wait_reconciled,
+};
+use acceptance_tests::process::OPERATOR_USER;
+use acceptance_tests::{Cluster, wait_for};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
-use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
-use kube::core::{ApiResource, GroupVersionKind};
-use serde_json::{Value, json};
-
-fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
-    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
-}
-
-fn isvc_resource() -> ApiResource {
-    resource(
-        "modelfleet.io",
-        "v1alpha1",
-        "InferenceService",
-        "inferenceservices",
-    )
-}
-
-fn route_resource() -> ApiResource {
-    resource("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes")
-}
-
-fn scaled_object_resource() -> ApiResource {
-    resource("keda.sh", "v1alpha1", "ScaledObject", "scaledobjects")
-}
-
-fn api(client: &kube::Client, ns: &str, ar: &ApiResource) -> Api<DynamicObject> {
-    Api::namespaced_with(client.clone(), ns, ar)
-}
-
-/// Starts an operator for `ns` with a short resync so zero-write checks see several reconciles.
-fn operator(cluster: &Cluster, ns: &str, env: &[(&str, &str)]) -> anyhow::Result<OperatorProcess> {
-    let kubeconfig = operator_kubeconfig(cluster)?;
-    let gateway = format!("{ns}/shared");
-    OperatorProcess::start(
-        cluster,
-        &kubeconfig,
-        ns,
-        "fleet",
-        &["--default-gateway", &gateway, "--resync-seconds", "2"],
-        env,
-    )
-}
-
-/// Server-side applies an InferenceService as a user would (`kubectl apply --server-side`).
-async fn apply(api: &Api<DynamicObject>, name: &str, spec: Value) -> anyhow::Result<()> {
-    let body = json!({
-        "apiVersion": "modelfleet.io/v1alpha1", "kind": "InferenceService",
-        "metadata": {"name": name}, "spec": spec,
-    });
-    api.patch(
-        name,
-        &PatchParams::apply("acceptance-tests").force(),
-        &Patch::Apply(&body),
-    )
-    .await?;
-    Ok(())
-}
-
-/// `(status, reason)` of condition `type_`.
-fn condition(object: &DynamicObject, type_: &str) -> Option<(String, String)> {
-    object
-        .data
-        .pointer("/status/conditions")?
-        .as_array()?
-        .iter()
-        .find_map(|c| {
-            (c.get("type")?.as_str()? == type_).then(|| {
-                (
-                    c["status"].as_str().unwrap_or_default().to_owned(),
-                    c["reason"].as_str().unwrap_or_default().to_owned(),
-                )
-            })
-        })
-}
-
-fn observed_current_generation(object: &DynamicObject) -> bool {
-    object
-        .data
-        .pointer("/status/observedGeneration")
-        .and_then(Value::as_i64)
-        == object.metadata.generation
-}
-
-/// Waits until the operator has reconciled the current generation (a Ready condition exists, True
-/// or False: on a fast machine the echo service may already be Ready at the first look).
-async fn wait_reconciled(isvcs: &Api<DynamicObject>, name: &str) -> anyhow::Result<()> {
-    wait_for(
-        &format!("{name} reconciled"),
-        Duration::from_secs(20),
-        || async {
-            let object = isvcs.get(name).await?;
-            let done =
-                observed_current_generation(&object) && condition(&object, "Ready").is_some();
-            Ok(done.then_some(()))
-        },
-    )
-    .await
-}
-
-async fn wait_condition(
-    isvcs: &Api<DynamicObject>,
-    name: &str,
-    type_: &str,
-    status: &str,
-    reason: Option<&str>,
-    timeout: Duration,
-) -> anyhow::Result<DynamicObject> {
-    wait_for(
-        &format!("{name} {type_}={status} {reason:?}"),
-        timeout,
-        || async {
-            let object = isvcs.get(name).await?;
-            let found = condition(&object, type_);
-            let ok = observed_current_generation(&object)
-                && found
-                    .as_ref()
-                    .is_some_and(|(s, r)| s == status && reason.is_none_or(|want| want == r));
-            if ok {
-                Ok(Some(object))
-            } else {
-                anyhow::bail!("{type_} is {found:?}")
-            }
-        },
-    )
-    .await
-}
-
-fn metric(operator: &OperatorProcess, line_prefix: &str) -> anyhow::Result<f64> {
-    let (_, body) = operator.http_get("/metrics")?;
-    Ok(body
-        .lines()
-        .filter(|l| l.starts_with(line_prefix))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum())
-}
-
-fn echo_spec() -> Value {
-    let text = std::fs::read_to_string(
-        acceptance_tests::cluster::repo_root().join("examples/inference-kind.yaml"),
-    )
-    .expect("examples/inference-kind.yaml");
-    let manifest: Value = serde_yaml::from_str(&text).expect("example is YAML");
-    manifest["spec"].clone()
-}
-
-/// Writes the route's status the way a Gateway controller would after accepting it.
-async fn accept_route(client: &kube::Client, ns: &str, name: &str) -> anyhow::Result<()> {
-    let status = json!({"status": {"parents": [{
-        "parentRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "shared", "namespace": ns},
-        "controllerName": "example.com/test-gateway",
-        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "accepted",
-                        "observedGeneration": 1, "lastTransitionTime": "2026-01-01T00:00:00Z"}]
-    }]}});
-    api(client, ns, &route_resource())
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
-        .await?;
-    Ok(())
-}
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use serde_json::json;
 
 #[tokio::test]
 async fn echo_example_becomes_ready_then_an_unchanged_object_costs_zero_writes()
@@ -466,7 +315,7 @@ async fn a_crash_after_the_deployment_apply_converges_on_restart() -> anyhow::Re
     let mut crashing = operator(
         &cluster,
         ns.name(),
-        &[("MODEL_FLEET_FAILPOINT", "after-deployment-apply")],
+        &["--test-failpoint", "after-deployment-apply"],
     )?;
     apply(&isvcs, "crash", echo_spec()).await?;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns.name());

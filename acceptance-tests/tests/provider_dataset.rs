@@ -106,6 +106,14 @@ async fn lifecycle_update_replace_drift_import_destroy() {
         plan.contains("update in-place") && !plan.contains("forces replacement"),
         "{plan}"
     );
+    // The plan's header names the CLI: "Terraform will perform ...", "OpenTofu will perform ...".
+    assert!(
+        plan.contains(&format!(
+            "{} will perform the following actions:",
+            tf.cli.product()
+        )),
+        "{plan}"
+    );
     let uid = object["metadata"]["uid"].clone();
     tf.apply().unwrap();
     let object = get_json(&cluster, ns.name(), "corpus").unwrap();

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use acceptance_tests::cluster::repo_root;
 use acceptance_tests::process::operator_kubeconfig;
-use acceptance_tests::terraform;
+use acceptance_tests::terraform::{self, flat};
 use acceptance_tests::{Cluster, OperatorProcess, Terraform, wait_for};
 
 /// An operator for `ns` with the namespace's `shared` Gateway as default and a short resync.
@@ -57,15 +57,6 @@ fn terraform(cluster: &Cluster, ns: &str, main_tf: &str) -> Terraform {
 
 fn provider_block(cluster: &Cluster, ns: &str) -> String {
     terraform::provider_block(&cluster.kubeconfig, ns, "")
-}
-
-/// Terraform output with the diagnostic frame (`│`) removed and line wraps joined, so messages can
-/// be matched whatever the wrap width.
-fn flat(text: &str) -> String {
-    text.replace('│', " ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Whether `text` (plan or state output) has a line `name = value` (any alignment, `+` allowed).
@@ -326,13 +317,10 @@ resource "modelfleet_inference" "big" {{
     let tf = terraform(&cluster, &ns, &main_tf);
     let plan = tf.ok(&["plan", "-no-color"]).unwrap();
     assert!(has_attr(&plan, "capacity_class", "\"141gi\""), "{plan}");
-    let out = tf.run(&["apply", "-auto-approve", "-no-color"]).unwrap();
-    let text = flat(&format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    ));
-    assert!(!out.status.success(), "{text}");
+    let (succeeded, text) = tf
+        .run_flat(&["apply", "-auto-approve", "-no-color"])
+        .unwrap();
+    assert!(!succeeded, "{text}");
     assert!(text.contains("Timed out waiting"), "{text}");
     assert!(
         text.contains("pods Unschedulable: no node of class 141gi"),
@@ -601,5 +589,270 @@ resource "modelfleet_inference" "plain" {{
     .await
     .unwrap();
     assert_no_changes(&tf, "second plan after the operator wrote status");
+    tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
+}
+
+// Issue 24 case 4 (terraform#36367, tf-kubernetes#1572, plugin-framework#815): decimals Terraform's arithmetic makes
+// that are not float64s (`1 - 0.99`, `0.1 + 0.2`) apply, at the nearest float64, with the plan-time facts right; two
+// plans afterwards show no changes; the same quantity written differently outside Terraform is no change, a
+// different one an in-place update.
+#[tokio::test]
+async fn decimal_numbers_that_are_not_float64_apply_and_plan_clean() {
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-isvc-decimals")
+        .await
+        .expect("namespace with the CRDs");
+    let ns = ns.name().to_string();
+    let main_tf = format!(
+        r#"{}
+resource "modelfleet_inference" "decimals" {{
+  name = "decimals"
+  model {{
+    name = "m"
+  }}
+  container {{
+    image = "hashicorp/http-echo:1.0"
+    resources {{
+      requests = {{ cpu = "1000m", memory = "1024Mi" }}
+      limits   = {{ memory = "1Gi" }}
+    }}
+  }}
+  gpu {{
+    count = 1
+    fit {{
+      modules {{
+        name         = "m"
+        weights_gib  = 14.3
+        kv_cache_gib = 1 - 0.99
+        placement    = "sharded"
+      }}
+      runtime_gib    = 0.1 + 0.2
+      margin_percent = 7
+    }}
+  }}
+}}
+
+output "capacity_class" {{
+  value = modelfleet_inference.decimals.capacity_class
+}}
+
+output "per_gpu_memory_gib" {{
+  value = modelfleet_inference.decimals.per_gpu_memory_gib
+}}
+"#,
+        provider_block(&cluster, &ns)
+    );
+    let tf = terraform(&cluster, &ns, &main_tf);
+    tf.apply().unwrap();
+    let outputs: serde_json::Value =
+        serde_json::from_str(&tf.ok(&["output", "-json"]).unwrap()).unwrap();
+    // (14.3 + 0.01 + 0.3) x 1.07 GiB = 16008 MiB, over the 16gi class's 15360 MiB.
+    assert_eq!(outputs["capacity_class"]["value"], "24gi");
+    assert_eq!(outputs["per_gpu_memory_gib"]["value"], 16);
+    let live = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "decimals").unwrap();
+    assert_eq!(
+        live["spec"]["gpu"]["fit"]["runtimeGiB"],
+        serde_json::json!(0.3)
+    );
+    assert_eq!(
+        live["spec"]["gpu"]["fit"]["modules"][0]["kvCacheGiB"],
+        serde_json::json!(0.01)
+    );
+    assert_no_changes(&tf, "first plan after apply");
+    assert_no_changes(&tf, "second plan after apply");
+
+    patch_isvc(
+        &cluster,
+        &ns,
+        "decimals",
+        r#"{"spec":{"container":{"resources":{"requests":{"cpu":"1"}}}}}"#,
+    );
+    assert_no_changes(&tf, "cpu 1000m -> 1 outside Terraform (the same amount)");
+    patch_isvc(
+        &cluster,
+        &ns,
+        "decimals",
+        r#"{"spec":{"container":{"resources":{"requests":{"cpu":"2"}}}}}"#,
+    );
+    let plan = plan_changes(&tf, "cpu -> 2 outside Terraform");
+    assert!(
+        plan.contains("update in-place") && !plan.contains("must be replaced"),
+        "{plan}"
+    );
+    tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
+}
+
+// Issue 24 case 4, the class: a value the API server would refuse fails `terraform validate`, on its attribute,
+// never first at apply.
+#[tokio::test]
+async fn values_the_api_server_would_refuse_fail_at_validate() {
+    let cluster = Cluster::for_tests();
+    let main_tf = format!(
+        r#"{}
+resource "modelfleet_inference" "bad" {{
+  name = "bad"
+  model {{
+    name = "m"
+  }}
+  container {{
+    image = "i"
+    resources {{
+      requests = {{ cpu = "banana" }}
+    }}
+  }}
+  gpu {{
+    count = 1
+    fit {{
+      modules {{
+        name        = "m"
+        weights_gib = 1
+        placement   = "sharded"
+      }}
+      margin_percent = 7.5
+    }}
+  }}
+}}
+"#,
+        provider_block(&cluster, "default")
+    );
+    let tf = Terraform::new(&main_tf).unwrap();
+    let (succeeded, text) = tf.run_flat(&["validate", "-no-color"]).unwrap();
+    assert!(!succeeded, "{text}");
+    assert!(text.contains("must be a Kubernetes quantity"), "{text}");
+    assert!(
+        text.contains("marginPercent in body must be of type integer"),
+        "{text}"
+    );
+}
+
+// Issue 22 (KV cache from the model's shape; a scale-to-zero service no trigger can wake) and issue 18 (a fit that
+// leaves no room): `terraform plan` shows the per-GPU KV share and both warnings on their attributes; after apply the
+// operator reports the same two warnings as conditions, and plans stay clean.
+#[tokio::test]
+async fn kv_cache_from_shape_and_warnings_show_in_the_plan_and_the_status() {
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-isvc-kv-shape")
+        .await
+        .expect("namespace with the CRDs");
+    let ns = ns.name().to_string();
+    let _operator = operator(&cluster, &ns);
+    let main_tf = format!(
+        r#"{}
+resource "modelfleet_inference" "llama" {{
+  name     = "llama"
+  wait_for = "reconciled"
+  model {{
+    name = "meta-llama/Llama-3.1-70B-Instruct"
+  }}
+  container {{
+    image = "hashicorp/http-echo:1.0"
+    resources {{
+      requests = {{ cpu = "1" }}
+    }}
+  }}
+  gpu {{
+    count = 4
+    fit {{
+      modules {{
+        name        = "llama-3.1-70b"
+        weights_gib = 131.5
+        placement   = "sharded"
+        kv_cache {{
+          from_shape {{
+            layers          = 80
+            kv_heads        = 8
+            attention_heads = 64
+            head_dim        = 128
+            dtype           = "bf16"
+            context_tokens  = 8192
+            sequences       = 16
+          }}
+        }}
+      }}
+      runtime_gib    = 0
+      margin_percent = 0
+    }}
+  }}
+  replicas {{
+    min = 0
+    max = 2
+  }}
+  scaling {{
+    triggers {{
+      type = "prometheus"
+      metadata = {{
+        serverAddress = "http://prometheus.monitoring:9090"
+        query         = "sum(vllm:num_requests_waiting)"
+        threshold     = "5"
+      }}
+    }}
+  }}
+}}
+"#,
+        provider_block(&cluster, &ns)
+    );
+    let tf = terraform(&cluster, &ns, &main_tf);
+    let plan = tf.ok(&["plan", "-no-color"]).unwrap();
+    // 40 GiB of KV over 4 shards: 10240 MiB per GPU; 131.5 / 4 + 10 = 42.875 GiB with no runtime and no margin.
+    assert!(has_attr(&plan, "kv_cache_per_gpu_mib", "10240"), "{plan}");
+    assert!(has_attr(&plan, "per_gpu_memory_gib", "43"), "{plan}");
+    let text = flat(&plan);
+    assert!(
+        text.contains("Warning: GPU fit without headroom")
+            && text.contains("gpu.fit: runtimeGiB 0 and marginPercent 0 leave no room"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "Warning: Scale to zero without a trigger that can wake it (ScaleFromZeroUnreachable)"
+        ) && text.contains("scaling.triggers[0] (prometheus on the model's own vllm: metrics)"),
+        "{text}"
+    );
+    // Once each: the plan carries them, not validation (which Terraform runs twice per plan).
+    assert!(!text.contains("similar warning elsewhere"), "{text}");
+    tf.apply().unwrap();
+    let object = wait_for("operator status", Duration::from_secs(60), || async {
+        let object = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "llama");
+        Ok(object.filter(|o| o["status"]["observedGeneration"] == o["metadata"]["generation"]))
+    })
+    .await
+    .unwrap();
+    let reason = |type_: &str| {
+        object["status"]["conditions"]
+            .as_array()
+            .and_then(|list| list.iter().find(|c| c["type"] == type_))
+            .map(|c| {
+                format!(
+                    "{}/{}",
+                    c["status"].as_str().unwrap_or(""),
+                    c["reason"].as_str().unwrap_or("")
+                )
+            })
+    };
+    assert_eq!(
+        reason("ScalingReady").as_deref(),
+        Some("False/ScaleFromZeroUnreachable"),
+        "{object}"
+    );
+    let degraded = object["status"]["conditions"]
+        .as_array()
+        .and_then(|list| list.iter().find(|c| c["type"] == "Degraded"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(degraded["reason"], "NeedsAttention", "{object}");
+    assert!(
+        degraded["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("FitWithoutHeadroom: gpu.fit: runtimeGiB 0"),
+        "{object}"
+    );
+    assert_eq!(
+        object["status"]["kvCache"],
+        serde_json::json!([{"module": "llama-3.1-70b", "totalMiB": 40960, "perGpuMiB": 10240}])
+    );
+    assert_no_changes(&tf, "plan after apply");
     tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
 }

@@ -3,6 +3,14 @@
 //! README's own words (only the instance name and placeholders are swapped), or mapped to the test
 //! or CI script that runs it, and that script is checked to contain it. A command added to a README
 //! without either fails `every_readme_command_is_run_here_or_by_a_named_test`.
+//!
+//! The documentation site (issue 20) is held to the same rule, block by block: every shell block
+//! (```sh, ```shell, ```bash, ```console) of a page under `docs/` either has every command mapped
+//! the same way (RUN_HERE or ELSEWHERE), or is marked by an HTML comment right above it,
+//! `<!-- not run: REASON -->`, saying why it cannot run here (a cloud, kind, the reader's own
+//! cluster). Pages this project does not hand-edit (generated, or owned by another change) are
+//! marked in [`MARKED_HERE`] instead. An unmarked, untested block fails
+//! `every_docs_command_block_is_run_or_marked`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -99,6 +107,35 @@ const RUN_HERE: &[(&str, &str)] = &[
     ),
 ];
 
+/// The documentation site's pages: every `.md` under `docs/` (its build output left out).
+const DOCS_DIR: &str = "docs";
+
+/// Shell blocks of pages that carry no mark of their own: (page, the block's first command, why it is not run).
+/// Generated pages are rewritten by `make docs-generate`; GPU_CAPACITY.md is edited by another change, so its
+/// marks live here until it carries its own.
+const MARKED_HERE: &[(&str, &str, &str)] = &[
+    (
+        "docs/GPU_CAPACITY.md",
+        "kubectl label node kind-worker2 modelfleet.io/gpu-class=80gi nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3",
+        "a kind cluster's worker node; the local control plane's kwok GPU nodes get these labels, taint and capacity from their manifests",
+    ),
+    (
+        "docs/GPU_CAPACITY.md",
+        "kubectl label node gpu-01 modelfleet.io/gpu-class=80gi",
+        "a bare-metal GPU node of the reader's cluster",
+    ),
+    (
+        "docs/GPU_CAPACITY.md",
+        "gcloud container node-pools create h100 --cluster my-cluster \\",
+        "needs a GKE cluster and gcloud credentials",
+    ),
+    (
+        "docs/resources/training.md",
+        "terraform import modelfleet_training.example ml/example",
+        "no test imports a TrainingRun; import is the shared code of resources/object.rs, run end to end for modelfleet_inference and modelfleet_dataset",
+    ),
+];
+
 /// A README command exercised elsewhere.
 struct Elsewhere {
     /// As the README writes it.
@@ -126,12 +163,55 @@ const fn elsewhere(
 }
 
 const DEMO_TEST: &str = "acceptance-tests/tests/demo.rs";
+const CHART_INSTALL_TEST: &str = "acceptance-tests/tests/chart_install.rs";
+const REAL_NODE_TEST: &str = "acceptance-tests/tests/real_node.rs";
 const DEMO_SH: &str = "acceptance-tests/cluster/scripts/demo.sh";
 const TEST_SH: &str = "acceptance-tests/cluster/scripts/test.sh";
 const CI: &str = ".ci/run";
 const PROVIDER_CLI_TEST: &str = "provider/tests/terraform_cli.rs";
+const INFRA_TEST: &str = "acceptance-tests/tests/infra.rs";
 
 const ELSEWHERE: &[Elsewhere] = &[
+    // The chart install of the README's real-cluster section: the install test runs helm upgrade --install with the
+    // image of make image; every profile is rendered and applied (server-side dry-run) by chart.rs.
+    elsewhere(
+        "make image",
+        Some("images/operator.sh build"),
+        CHART_INSTALL_TEST,
+        "operator_image(&[\"build\"])",
+    ),
+    elsewhere(
+        "make image && make image-push REGISTRY=ghcr.io/your-org",
+        None,
+        CHART_INSTALL_TEST,
+        "operator_image(&[\"push\"",
+    ),
+    elsewhere(
+        "helm upgrade --install model-fleet charts/model-fleet-operator \\",
+        None,
+        CHART_INSTALL_TEST,
+        "\"upgrade\",\n            \"--install\"",
+    ),
+    elsewhere(
+        "--namespace model-fleet-system --create-namespace --set profile=microk8s \\",
+        None,
+        "acceptance-tests/tests/chart.rs",
+        "every_profile_applies_with_server_side_dry_run",
+    ),
+    elsewhere(
+        "--set image.repository=ghcr.io/your-org/model-fleet-operator",
+        None,
+        "acceptance-tests/src/chart.rs",
+        "image.repository=",
+    ),
+    // The demo prints it; its test runs what it printed.
+    elsewhere("kubectl scale", None, DEMO_TEST, "wake_vllm_as_printed"),
+    elsewhere(
+        "kubectl scale deployment/vllm -n demo --replicas=1",
+        None,
+        DEMO_TEST,
+        "wake_vllm_as_printed",
+    ),
     elsewhere("make demo", Some("demo.sh up"), DEMO_TEST, "demo(\"up\")"),
     elsewhere(
         "make demo-down",
@@ -140,6 +220,43 @@ const ELSEWHERE: &[Elsewhere] = &[
         "demo(\"down\")",
     ),
     elsewhere("make test", Some("test.sh"), CI, "make test"),
+    // Without a container engine (this machine, CI) the refusal is what runs.
+    elsewhere(
+        "make kind-up",
+        Some("kind.sh up"),
+        INFRA_TEST,
+        "cmd.arg(\"kind-up\")",
+    ),
+    elsewhere(
+        "make kind-status",
+        Some("kind.sh status"),
+        INFRA_TEST,
+        "(\"kind-status\", ",
+    ),
+    elsewhere(
+        "make kind-down",
+        Some("kind.sh down"),
+        INFRA_TEST,
+        "(\"kind-down\", ",
+    ),
+    elsewhere(
+        "terraform fmt -check",
+        None,
+        "acceptance-tests/infra/scripts/check.sh",
+        "fmt -check -recursive",
+    ),
+    elsewhere(
+        "terraform validate",
+        None,
+        "acceptance-tests/infra/scripts/check.sh",
+        "validate -no-color",
+    ),
+    elsewhere(
+        "make infra-check",
+        Some("check.sh"),
+        INFRA_TEST,
+        "scripts/check.sh",
+    ),
     elsewhere("make bootstrap", Some("bootstrap.sh"), CI, "make bootstrap"),
     elsewhere("make lint", Some("cargo clippy"), CI, "make lint"),
     // `make test` runs these unit tests too.
@@ -194,6 +311,13 @@ const ELSEWHERE: &[Elsewhere] = &[
         TEST_SH,
         "cargo test --workspace",
     ),
+    // docs/OPENTOFU.md: make test reruns the provider's end-to-end binaries with OpenTofu.
+    elsewhere(
+        "MODEL_FLEET_TF_CLI=tofu cargo test -p acceptance-tests --test provider_dataset",
+        None,
+        TEST_SH,
+        "MODEL_FLEET_TF_CLI=tofu cargo test --workspace --no-fail-fast \"${provider_e2e[@]}\"",
+    ),
     // The demo prints these and its test runs them from its output.
     elsewhere(
         "export KUBECONFIG=.local/demo/kubeconfig",
@@ -210,11 +334,82 @@ const ELSEWHERE: &[Elsewhere] = &[
         "acceptance-tests/tests/provider_inference.rs",
         "\"modelfleet_inference.echo\",\n        &format!(\"{ns}/echo2\"),",
     ),
+    // The real node (issue 14): its script, our image helper, the loopback route to a Service.
+    elsewhere(
+        "acceptance-tests/cluster/scripts/node.sh",
+        None,
+        "acceptance-tests/src/real_node.rs",
+        "acceptance-tests/cluster/scripts/node.sh",
+    ),
+    elsewhere(
+        "images/image.sh build BINARY ENTRYPOINT modelfleet.local/NAME:TAG IMAGE.tar",
+        None,
+        REAL_NODE_TEST,
+        "image_sh(\"build\"",
+    ),
+    elsewhere(
+        "images/image.sh load INSTANCE IMAGE.tar modelfleet.local/NAME:TAG",
+        None,
+        REAL_NODE_TEST,
+        "image_sh(\"load\"",
+    ),
+    elsewhere(
+        "kubectl port-forward -n demo service/echo 8080:80",
+        None,
+        DEMO_TEST,
+        "\"port-forward\", \"-n\", \"demo\", \"service/echo\"",
+    ),
+    elsewhere(
+        "model-fleet-operator slack",
+        None,
+        "acceptance-tests/src/slack_bot.rs",
+        "\"slack\"",
+    ),
     elsewhere(
         "model-fleet-operator run",
         None,
         "acceptance-tests/src/process.rs",
         "cmd.arg(\"run\")",
+    ),
+    // The documentation site (issue 20).
+    elsewhere(
+        "make docs-bootstrap",
+        Some("docs.sh bootstrap"),
+        CI,
+        "make docs-bootstrap",
+    ),
+    elsewhere(
+        "make docs-build",
+        Some("docs.sh build"),
+        CI,
+        "make docs-build",
+    ),
+    // make docs-generate runs the staleness tests in their update mode.
+    elsewhere(
+        "make docs-generate",
+        Some("UPDATE_DOCS=1 cargo test -p model-fleet-api --test reference_docs"),
+        "operator/api/tests/reference_docs.rs",
+        "UPDATE_DOCS",
+    ),
+    // The README test renders this file for `model-fleet-operator render -f FILE`.
+    elsewhere(
+        "model-fleet-operator render -f examples/inference-vllm.yaml",
+        None,
+        "acceptance-tests/tests/readme.rs",
+        "\"model-fleet-operator render -f examples/inference-vllm.yaml\"",
+    ),
+    // The registry pages' import sections.
+    elsewhere(
+        "terraform import modelfleet_inference.example ml/example",
+        None,
+        "acceptance-tests/tests/provider_inference.rs",
+        "\"import\",\n        \"-no-color\",\n        \"modelfleet_inference.echo\"",
+    ),
+    elsewhere(
+        "terraform import modelfleet_dataset.example ml/example",
+        None,
+        "acceptance-tests/tests/provider_dataset.rs",
+        "\"import\",\n        \"-no-color\",\n        \"-input=false\",\n        \"modelfleet_dataset.corpus\"",
     ),
 ];
 
@@ -249,6 +444,87 @@ fn commands(text: &str) -> BTreeSet<String> {
         }
     }
     found
+}
+
+/// A shell block of a docs page.
+#[derive(Debug, PartialEq)]
+struct ShellBlock {
+    /// 1-based line of its opening fence.
+    line: usize,
+    /// Its command lines (comments dropped), as [`commands`] reads `sh` blocks.
+    commands: Vec<String>,
+    /// The reason of the `<!-- not run: REASON -->` comment right above it.
+    not_run: Option<String>,
+}
+
+/// The shell blocks of a Markdown page, with the mark right above each (the last non-blank line before the fence).
+fn shell_blocks(text: &str) -> Vec<ShellBlock> {
+    let mut blocks = Vec::new();
+    let mut open: Option<ShellBlock> = None;
+    let mut in_other_fence = false;
+    let mut last_text = "";
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if let Some(info) = trimmed.strip_prefix("```") {
+            if let Some(block) = open.take() {
+                blocks.push(block);
+            } else if in_other_fence {
+                in_other_fence = false;
+            } else if ["sh", "shell", "bash", "console"].contains(&info.trim()) {
+                let not_run = last_text
+                    .strip_prefix("<!-- not run:")
+                    .and_then(|r| r.strip_suffix("-->"))
+                    .map(|r| r.trim().to_owned());
+                open = Some(ShellBlock {
+                    line: i + 1,
+                    commands: Vec::new(),
+                    not_run,
+                });
+            } else {
+                in_other_fence = true;
+            }
+            continue;
+        }
+        if let Some(block) = open.as_mut() {
+            let command = trimmed.split(" #").next().unwrap_or("").trim();
+            let command = command.strip_prefix("$ ").unwrap_or(command);
+            if !command.is_empty() && !command.starts_with('#') {
+                block.commands.push(command.to_owned());
+            }
+        } else if !trimmed.is_empty() {
+            last_text = trimmed;
+        }
+    }
+    blocks
+}
+
+/// Every Markdown page of the site (relative to the repository), sorted.
+fn docs_pages() -> Vec<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() && path.file_name().is_some_and(|n| n != "_build") {
+                walk(&path, root, out);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    let root = repo_root();
+    let mut pages = Vec::new();
+    walk(&root.join(DOCS_DIR), &root, &mut pages);
+    pages.sort();
+    pages
+}
+
+/// Commands of the docs' shell blocks that are not marked (those must be run or mapped).
+fn docs_commands() -> BTreeSet<String> {
+    docs_pages()
+        .iter()
+        .flat_map(|page| shell_blocks(&read(page)))
+        .filter(|b| b.not_run.is_none())
+        .flat_map(|b| b.commands)
+        .collect()
 }
 
 fn readme_commands() -> BTreeSet<String> {
@@ -313,7 +589,8 @@ fn every_readme_command_is_run_here_or_by_a_named_test() {
             ));
         }
     }
-    let all = readme_commands();
+    let mut all = readme_commands();
+    all.extend(docs_commands());
     for stale in RUN_HERE
         .iter()
         .map(|(c, _)| *c)
@@ -321,7 +598,7 @@ fn every_readme_command_is_run_here_or_by_a_named_test() {
         .filter(|c| !all.contains(*c))
     {
         problems.push(format!(
-            "`{stale}` is no longer in a README: remove it from {}",
+            "`{stale}` is no longer in a README or a docs page: remove it from {}",
             file!()
         ));
     }
@@ -349,6 +626,100 @@ fn every_readme_command_is_run_here_or_by_a_named_test() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn shell_blocks_carry_the_mark_right_above_them() {
+    let text = "Intro.\n\n<!-- not run: needs a cloud -->\n```sh\ngcloud x \\\n  --y   # why\n```\n\n```hcl\nx = 1\n```\n\
+                ```shell\n$ terraform import a.b ns/n\n```\n";
+    assert_eq!(
+        shell_blocks(text),
+        [
+            ShellBlock {
+                line: 4,
+                commands: vec!["gcloud x \\".into(), "--y".into()],
+                not_run: Some("needs a cloud".into()),
+            },
+            ShellBlock {
+                line: 12,
+                commands: vec!["terraform import a.b ns/n".into()],
+                not_run: None,
+            },
+        ]
+    );
+}
+
+#[test]
+fn every_docs_command_block_is_run_or_marked() {
+    let mut problems = Vec::new();
+    let mut used_marks = BTreeSet::new();
+    for page in docs_pages() {
+        for block in shell_blocks(&read(&page)) {
+            let first = block.commands.first().map_or("", String::as_str);
+            if let Some(reason) = &block.not_run {
+                if reason.is_empty() {
+                    problems.push(format!(
+                        "{page}:{}: `<!-- not run: -->` needs a reason",
+                        block.line
+                    ));
+                }
+                continue;
+            }
+            if let Some(mark) = MARKED_HERE
+                .iter()
+                .find(|(p, c, _)| *p == page && *c == first)
+            {
+                used_marks.insert((mark.0, mark.1));
+                continue;
+            }
+            for command in &block.commands {
+                let here = RUN_HERE.iter().any(|(c, _)| c == command);
+                let there = ELSEWHERE.iter().any(|e| e.command == command);
+                if !here && !there {
+                    problems.push(format!(
+                        "{page}:{}: `{command}` is neither run by a test (RUN_HERE or ELSEWHERE in {}) nor marked \
+                         with `<!-- not run: REASON -->` above its block",
+                        block.line,
+                        file!()
+                    ));
+                }
+            }
+        }
+    }
+    for (page, first, _) in MARKED_HERE {
+        if !used_marks.contains(&(*page, *first)) {
+            problems.push(format!(
+                "MARKED_HERE names no block of {page} starting with `{first}`: remove it"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The troubleshooting page has an entry (a definition term) for every reason of the conditions table, which
+/// `operator/api/tests/vocabulary.rs` keeps equal to the code's `Reason` enum.
+#[test]
+fn troubleshooting_explains_every_condition_reason() {
+    let conditions = read("docs/CONDITIONS.md");
+    let table = conditions
+        .split("## Reasons")
+        .nth(1)
+        .expect("CONDITIONS.md has a Reasons section");
+    let reasons: Vec<&str> = table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    assert!(reasons.len() > 20, "{reasons:?}");
+    let page = read("docs/troubleshooting.md");
+    let missing: Vec<&&str> = reasons
+        .iter()
+        .filter(|r| !page.lines().any(|l| l == format!("`{r}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/troubleshooting.md has no entry for {missing:?}"
+    );
 }
 
 struct Down;

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use acceptance_tests::modelfleet::{self, bound_claim, create, example, reconcile_errors};
-use acceptance_tests::process::{OPERATOR_USER, operator_kubeconfig};
+use acceptance_tests::process::OPERATOR_USER;
 use acceptance_tests::{Cluster, OperatorProcess, TestNamespace, wait_for};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Pod, Service};
@@ -22,29 +22,16 @@ use serde_json::{Value, json};
 /// A test namespace with the CRDs installed, an admin client and an operator watching it.
 async fn setup(
     prefix: &str,
-    env: &[(&str, &str)],
 ) -> anyhow::Result<(Cluster, TestNamespace, kube::Client, OperatorProcess)> {
     let cluster = Cluster::connect()?;
     let ns = cluster.model_fleet_namespace(prefix).await?;
     let client = cluster.client().await?;
-    let operator = start_operator(&cluster, ns.name(), env)?;
+    let operator = start_operator(&cluster, ns.name(), &[])?;
     Ok((cluster, ns, client, operator))
 }
 
-fn start_operator(
-    cluster: &Cluster,
-    ns: &str,
-    env: &[(&str, &str)],
-) -> anyhow::Result<OperatorProcess> {
-    let kubeconfig = operator_kubeconfig(cluster)?;
-    OperatorProcess::start(
-        cluster,
-        &kubeconfig,
-        ns,
-        "fleet",
-        &["--resync-seconds", "5"],
-        env,
-    )
+fn start_operator(cluster: &Cluster, ns: &str, extra: &[&str]) -> anyhow::Result<OperatorProcess> {
+    OperatorProcess::for_namespace(cluster, ns, extra)
 }
 
 /// A TrainingRun manifest with a CPU-only container of `image` and `extra` spec fields.
@@ -134,7 +121,7 @@ fn env_of(job: &Job, name: &str) -> Option<String> {
 #[tokio::test]
 async fn pytorch_example_succeeds_on_the_80gi_node_with_its_dataset_read_only() -> anyhow::Result<()>
 {
-    let (cluster, ns, client, operator) = setup("trun-pytorch", &[]).await?;
+    let (cluster, ns, client, operator) = setup("trun-pytorch").await?;
     let ns = ns.name();
     cluster.kubectl_ok(&["create", "serviceaccount", "trainer", "-n", ns])?;
     bound_claim(&cluster, ns, "corpus-v3", "ReadOnlyMany")?;
@@ -224,7 +211,7 @@ async fn pytorch_example_succeeds_on_the_80gi_node_with_its_dataset_read_only() 
 // Pods failing past `retries` end Failed with the Job's reason BackoffLimitExceeded.
 #[tokio::test]
 async fn pods_failing_past_retries_end_backoff_limit_exceeded() -> anyhow::Result<()> {
-    let (_cluster, ns, client, operator) = setup("trun-backoff", &[]).await?;
+    let (_cluster, ns, client, operator) = setup("trun-backoff").await?;
     let ns = ns.name();
     let manifest = run_manifest("flaky", "modelfleet.local/sim:fail", json!({"retries": 1}));
     create(&client, ns, manifest).await?;
@@ -247,7 +234,7 @@ async fn pods_failing_past_retries_end_backoff_limit_exceeded() -> anyhow::Resul
 // A run still going at `deadlineSeconds` ends Failed with DeadlineExceeded, nothing else happening.
 #[tokio::test]
 async fn a_run_past_its_deadline_ends_deadline_exceeded() -> anyhow::Result<()> {
-    let (_cluster, ns, client, operator) = setup("trun-deadline", &[]).await?;
+    let (_cluster, ns, client, operator) = setup("trun-deadline").await?;
     let ns = ns.name();
     let manifest = run_manifest(
         "slow",
@@ -275,7 +262,7 @@ async fn a_run_past_its_deadline_ends_deadline_exceeded() -> anyhow::Result<()> 
 // existing Job is not updated and a new run gets the new default.
 #[tokio::test]
 async fn o05_job_template_is_never_touched_again() -> anyhow::Result<()> {
-    let (cluster, ns, client, mut operator) = setup("trun-o05", &[]).await?;
+    let (cluster, ns, client, mut operator) = setup("trun-o05").await?;
     let ns = ns.name();
     create(
         &client,
@@ -324,10 +311,7 @@ async fn o05_job_template_is_never_touched_again() -> anyhow::Result<()> {
     let operator = start_operator(
         &cluster,
         ns,
-        &[(
-            "MODEL_FLEET_TRAINING_DEFAULT_ENV",
-            "MODEL_FLEET_TEST_DEFAULT=v2",
-        )],
+        &["--test-training-default-env", "MODEL_FLEET_TEST_DEFAULT=v2"],
     )?;
     create(
         &client,
@@ -389,7 +373,7 @@ fn suspend_manager(job: &Job) -> Vec<String> {
 // manager touches `spec.suspend`.
 #[tokio::test]
 async fn o06_suspend_resume_and_cancel_with_a_ttl() -> anyhow::Result<()> {
-    let (_cluster, ns, client, operator) = setup("trun-o06", &[]).await?;
+    let (_cluster, ns, client, operator) = setup("trun-o06").await?;
     let ns = ns.name();
     let manifest = run_manifest(
         "ft-1",
@@ -453,7 +437,7 @@ async fn o06_suspend_resume_and_cancel_with_a_ttl() -> anyhow::Result<()> {
 // writes (lease renewals aside).
 #[tokio::test]
 async fn settled_runs_and_datasets_cost_zero_writes() -> anyhow::Result<()> {
-    let (cluster, ns, client, operator) = setup("trun-zero", &[]).await?;
+    let (cluster, ns, client, operator) = setup("trun-zero").await?;
     let ns = ns.name();
     create(
         &client,

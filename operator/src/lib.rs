@@ -1,10 +1,11 @@
 //! Model Fleet operator: reconciles `InferenceService`, `TrainingRun` and `Dataset` custom
 //! resources (group `modelfleet.io`) into plain Kubernetes children.
 //!
-//! The module layout follows DESIGN.md section 2; the modules arrive with their issues.
-pub mod api;
-pub mod capacity;
+//! The pure core (types, capacity, render, status) is the `model-fleet-api` crate; this crate is
+//! the runtime around it (DESIGN.md section 2): [`controller`] (the reconcilers and the thin API
+//! layer), [`telemetry`] (metrics, health, logs), [`manifests`] (`render -f`, offline) and [`slack`] (the `/fleet`
+//! bot of `model-fleet-operator slack`).
 pub mod controller;
-pub mod names;
-pub mod render;
+pub mod manifests;
+pub mod slack;
 pub mod telemetry;

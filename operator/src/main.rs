@@ -21,6 +21,8 @@ enum Command {
     Crd(cli::crd::CrdArgs),
     /// Print the Kubernetes children every manifest in a file would produce, with no cluster.
     Render(cli::render::RenderArgs),
+    /// Run the Slack bot (`/fleet`, mentions, DMs) over Socket Mode; credentials from SLACK_* variables.
+    Slack(cli::slack::SlackArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -28,5 +30,6 @@ fn main() -> anyhow::Result<()> {
         Command::Run(args) => cli::run::main(args),
         Command::Crd(args) => cli::crd::main(args),
         Command::Render(args) => cli::render::main(args),
+        Command::Slack(args) => cli::slack::main(args),
     }
 }

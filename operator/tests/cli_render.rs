@@ -12,18 +12,23 @@ fn render(files: &[&str]) -> Output {
     cmd.output().expect("running model-fleet-operator render")
 }
 
-#[test]
-fn a_training_run_renders_with_its_dataset_from_a_second_file() {
-    let out = render(&[
-        "examples/dataset-corpus.yaml",
-        "examples/training-pytorch.yaml",
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+/// The standard output of a `render` that must succeed (its stderr in the failure).
+fn rendered(files: &[&str]) -> String {
+    let out = render(files);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_training_run_renders_with_its_dataset_from_a_second_file() {
+    let stdout = rendered(&[
+        "examples/dataset-corpus.yaml",
+        "examples/training-pytorch.yaml",
+    ]);
     assert!(
         stdout.contains("kind: Job") && stdout.contains("name: ft-1"),
         "{stdout}"
@@ -50,4 +55,18 @@ fn a_missing_file_is_named() {
         stderr.contains("reading examples/no-such-file.yaml"),
         "{stderr}"
     );
+}
+
+// Issue 22: `render -f` shows the budget and each KV cache sized from the model's shape, as YAML comments.
+#[test]
+fn the_fit_and_the_kv_cache_from_shape_are_shown() {
+    let stdout = rendered(&["examples/inference-kv-from-shape.yaml"]);
+    assert!(
+        stdout.starts_with(
+            "# InferenceService models/qwen: gpu.fit needs 17.71 GiB per GPU over 2 shard(s): class 24gi\n\
+             #   KV cache of qwen2.5-7b-instruct from its shape: 15032385536 bytes (14336 MiB), 7168 MiB per GPU\n---\n"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("kind: Deployment"), "{stdout}");
 }

@@ -4,7 +4,7 @@
 //! - Coverage: every `x-kubernetes-validations` rule, `enum`, `minimum` and `maximum` in the
 //!   generated CRDs has a file that expects its path (and, for CEL, its message), so a new rule
 //!   without a bad example fails here.
-//! - Each file is really refused: schema cases by [`api::validate`], CEL cases by the CRD's own
+//! - Each file is really refused: schema cases by [`api::validate`] (the schema walk), CEL cases by the CRD's own
 //!   rules evaluated client-side with `kube-cel` (transition rules with the first document as
 //!   `oldSelf`). The control-plane test applies the same files to a real API server.
 //! - Every example passes the same checks (cases O-05(a) and O-09 are covered by the
@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use model_fleet_operator::api;
+use model_fleet_api as api;
 use serde_json::Value;
 
 /// One corpus file.

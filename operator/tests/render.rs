@@ -5,12 +5,48 @@
 use std::path::PathBuf;
 
 use k8s_openapi::api::core::v1::PodSpec;
-use model_fleet_operator::api::{Dataset, InferenceService, TrainingRun};
-use model_fleet_operator::names::NameRule;
-use model_fleet_operator::render::{
-    DatasetReason, GatewayRef, RenderConfig, RenderError, render_inference, render_manifests,
-    render_training,
+use model_fleet_api::conditions::Reason;
+use model_fleet_api::names::NameRule;
+use model_fleet_api::render::{
+    GatewayRef, InferenceChildren, InferenceFacts, RenderConfig, RenderError, TrainingChildren,
+    TrainingFacts, render_inference, render_training,
 };
+use model_fleet_api::{Dataset, InferenceService, TrainingRun};
+use model_fleet_operator::manifests::render_manifests;
+
+/// The facts and children of an InferenceService that renders (its children are `Ok`).
+#[derive(Debug)]
+struct Inference {
+    facts: InferenceFacts,
+    children: InferenceChildren,
+}
+
+fn inference(isvc: &InferenceService, config: &RenderConfig) -> Result<Inference, RenderError> {
+    let rendered = render_inference(isvc, config);
+    let facts = rendered.facts;
+    rendered
+        .children
+        .map(|children| Inference { facts, children })
+}
+
+/// The facts and children of a TrainingRun that renders.
+#[derive(Debug)]
+struct Training {
+    facts: TrainingFacts,
+    children: TrainingChildren,
+}
+
+fn training(
+    run: &TrainingRun,
+    datasets: &[Dataset],
+    config: &RenderConfig,
+) -> Result<Training, RenderError> {
+    let rendered = render_training(run, datasets, config);
+    let facts = rendered.facts;
+    rendered
+        .children
+        .map(|children| Training { facts, children })
+}
 
 fn example(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -22,6 +58,7 @@ fn example(name: &str) -> String {
 fn config() -> RenderConfig {
     RenderConfig {
         default_gateway: Some("model-fleet-system/model-fleet".parse().unwrap()),
+        ..RenderConfig::default()
     }
 }
 
@@ -89,7 +126,7 @@ const BASE: &str = "apiVersion: modelfleet.io/v1alpha1\nkind: InferenceService\n
 
 #[test]
 fn multi_gpu_fit_status_facts() {
-    let r = render_inference(&isvc(&example("inference-multi-gpu-fit.yaml")), &config()).unwrap();
+    let r = inference(&isvc(&example("inference-multi-gpu-fit.yaml")), &config()).unwrap();
     assert_eq!(r.facts.capacity_class(), Some("80gi"));
     assert_eq!(r.facts.per_gpu_memory_gib(), Some(54));
     let pod = r.children.deployment.spec.unwrap().template.spec.unwrap();
@@ -104,7 +141,7 @@ fn multi_gpu_fit_status_facts() {
 
 #[test]
 fn scaled_object_only_with_triggers_and_then_no_replicas() {
-    let fixed = render_inference(
+    let fixed = inference(
         &isvc(&format!("{BASE}  replicas: {{min: 2, max: 5}}\n")),
         &config(),
     )
@@ -112,7 +149,7 @@ fn scaled_object_only_with_triggers_and_then_no_replicas() {
     assert!(fixed.children.scaled_object.is_none());
     assert_eq!(fixed.children.deployment.spec.unwrap().replicas, Some(2));
 
-    let scaled = render_inference(
+    let scaled = inference(
         &isvc(&format!("{BASE}  replicas: {{min: 1, max: 5}}\n  scaling:\n    triggers:\n    - type: kafka\n      metadata: {{topic: t}}\n")),
         &config(),
     )
@@ -135,7 +172,7 @@ fn scaled_object_only_with_triggers_and_then_no_replicas() {
 
 #[test]
 fn suspended_pauses_keda_or_sets_zero() {
-    let paused = render_inference(
+    let paused = inference(
         &isvc(&format!("{BASE}  intent: suspended\n  scaling:\n    triggers:\n    - type: kafka\n      metadata: {{topic: t}}\n")),
         &config(),
     )
@@ -148,13 +185,13 @@ fn suspended_pauses_keda_or_sets_zero() {
         .annotations
         .unwrap();
     assert_eq!(ann["autoscaling.keda.sh/paused-replicas"], "0");
-    let zero = render_inference(&isvc(&format!("{BASE}  intent: suspended\n")), &config()).unwrap();
+    let zero = inference(&isvc(&format!("{BASE}  intent: suspended\n")), &config()).unwrap();
     assert_eq!(zero.children.deployment.spec.unwrap().replicas, Some(0));
 }
 
 #[test]
 fn route_uses_default_gateway_and_url() {
-    let r = render_inference(
+    let r = inference(
         &isvc(&format!(
             "{BASE}  gateway: {{hostnames: [a.example.com], pathPrefix: /v1}}\n"
         )),
@@ -165,10 +202,8 @@ fn route_uses_default_gateway_and_url() {
     let route = r.children.http_route.unwrap();
     assert_eq!(route.spec.parent_refs[0].namespace, "model-fleet-system");
     assert_eq!(route.spec.parent_refs[0].name, "model-fleet");
-    let none = RenderConfig {
-        default_gateway: None,
-    };
-    let err = render_inference(
+    let none = RenderConfig::default();
+    let err = inference(
         &isvc(&format!(
             "{BASE}  gateway: {{hostnames: [a.example.com]}}\n"
         )),
@@ -182,7 +217,7 @@ fn route_uses_default_gateway_and_url() {
 
 #[test]
 fn owner_reference_labels_and_token_defaults() {
-    let r = render_inference(&isvc(BASE), &config()).unwrap();
+    let r = inference(&isvc(BASE), &config()).unwrap();
     let d = r.children.deployment;
     let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
     assert_eq!(
@@ -217,7 +252,7 @@ fn o01_child_names_are_valid_for_their_kind() {
     let a = "a".repeat(70);
     let b = format!("{}{}", "a".repeat(63), "b".repeat(17));
     let render = |name: &str| {
-        render_inference(
+        inference(
             &isvc(&BASE.replace("name: m, namespace", &format!("name: {name}, namespace"))),
             &config(),
         )
@@ -276,7 +311,7 @@ fn o07_dataset_pvc_is_read_only_everywhere() {
     let r = run(&format!(
         "{RUN}  initContainers: [{{name: fetch, image: busybox}}]\n  datasets: [{{name: corpus, version: \"3\", mountPath: /data}}]\n"
     ));
-    let out = render_training(&r, &[dataset(CORPUS)], &config()).unwrap();
+    let out = training(&r, &[dataset(CORPUS)], &config()).unwrap();
     let pod = out.children.job.spec.unwrap().template.spec.unwrap();
     let vol = pod
         .volumes
@@ -329,31 +364,31 @@ fn o07_writable_dataset_mount_is_refused() {
         "{RUN}  datasets: [{{name: corpus, version: \"3\", mountPath: /data, readOnly: false}}]\n"
     ));
     assert!(matches!(
-        render_training(&asked, &[dataset(CORPUS)], &config()),
+        training(&asked, &[dataset(CORPUS)], &config()),
         Err(RenderError::WritableDatasetMount(_))
     ));
     let sneaky = run(&format!(
         "{RUN}  datasets: [{{name: corpus, version: \"3\", mountPath: /data}}]\n  volumes: [{{name: raw, mountPath: /raw, persistentVolumeClaim: {{claimName: corpus-v3}}}}]\n"
     ));
-    let err = render_training(&sneaky, &[dataset(CORPUS)], &config()).unwrap_err();
+    let err = training(&sneaky, &[dataset(CORPUS)], &config()).unwrap_err();
     assert!(matches!(err, RenderError::WritableDatasetMount(_)), "{err}");
 }
 
 // Case O-08: confused deputy through the allowlist.
 #[test]
 fn o08_dataset_access() {
-    let reason = |yaml: String| match render_training(&run(&yaml), &[dataset(CORPUS)], &config()) {
+    let reason = |yaml: String| match training(&run(&yaml), &[dataset(CORPUS)], &config()) {
         Err(RenderError::Datasets(r)) => Some(r.reason),
         Ok(_) => None,
         Err(e) => panic!("{e}"),
     };
     let cross = RUN.replace("team-a", "team-b")
         + "  serviceAccountName: trainer\n  datasets: [{name: corpus, version: \"3\", mountPath: /d, namespace: team-a}]\n";
-    assert_eq!(reason(cross), Some(DatasetReason::CrossNamespace));
+    assert_eq!(reason(cross), Some(Reason::CrossNamespace));
     let intruder = format!(
         "{RUN}  serviceAccountName: intruder\n  datasets: [{{name: corpus, version: \"3\", mountPath: /d}}]\n"
     );
-    assert_eq!(reason(intruder), Some(DatasetReason::AccessDenied));
+    assert_eq!(reason(intruder), Some(Reason::AccessDenied));
     let default_sa =
         format!("{RUN}  datasets: [{{name: corpus, version: \"3\", mountPath: /d}}]\n");
     assert_eq!(
@@ -363,9 +398,9 @@ fn o08_dataset_access() {
     );
     let wrong_version =
         format!("{RUN}  datasets: [{{name: corpus, version: \"4\", mountPath: /d}}]\n");
-    assert_eq!(reason(wrong_version), Some(DatasetReason::VersionMismatch));
+    assert_eq!(reason(wrong_version), Some(Reason::VersionMismatch));
     let missing = format!("{RUN}  datasets: [{{name: other, version: \"3\", mountPath: /d}}]\n");
-    assert_eq!(reason(missing), Some(DatasetReason::DatasetNotFound));
+    assert_eq!(reason(missing), Some(Reason::DatasetNotFound));
 }
 
 #[test]
@@ -373,7 +408,7 @@ fn job_shape_and_suspend() {
     let r = run(&format!(
         "{RUN}  retries: 2\n  deadlineSeconds: 60\n  ttlSecondsAfterFinished: 30\n  intent: suspended\n"
     ));
-    let out = render_training(&r, &[], &config()).unwrap();
+    let out = training(&r, &[], &config()).unwrap();
     assert!(out.facts.suspend);
     assert_eq!(out.facts.job_name, "ft-1");
     let spec = out.children.job.spec.unwrap();
@@ -396,8 +431,7 @@ fn job_shape_and_suspend() {
         spec.template.spec.unwrap().restart_policy.as_deref(),
         Some("Never")
     );
-    let cancelled =
-        render_training(&run(&format!("{RUN}  cancel: true\n")), &[], &config()).unwrap();
+    let cancelled = training(&run(&format!("{RUN}  cancel: true\n")), &[], &config()).unwrap();
     assert!(cancelled.facts.suspend && cancelled.facts.cancelled);
     assert!(cancelled.children.headless_service.is_none());
 }
@@ -425,18 +459,12 @@ fn indexed_job_names_leave_room_for_the_index() {
         "{RUN}  completionMode: Indexed\n  completions: 16\n  parallelism: 16\n"
     ))
     .spec;
-    let name = model_fleet_operator::render::job_name(&long, &spec);
+    let name = model_fleet_api::render::job_name(&long, &spec);
     assert!(name.len() <= 63 - 3, "{name}");
     assert!(NameRule::Dns1123Label.is_valid(&name));
-    assert_eq!(
-        model_fleet_operator::render::job_name("ft-1", &spec),
-        "ft-1"
-    );
+    assert_eq!(model_fleet_api::render::job_name("ft-1", &spec), "ft-1");
     let plain = run(RUN).spec;
-    assert_eq!(
-        model_fleet_operator::render::job_name(&long, &plain).len(),
-        63
-    );
+    assert_eq!(model_fleet_api::render::job_name(&long, &plain).len(), 63);
 }
 
 // `render -f` evaluates the CRDs' CEL rules too, with the API server's paths and messages.

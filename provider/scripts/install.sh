@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the release binary of terraform-provider-modelfleet, packs the release archive
 #   terraform-provider-modelfleet_<version>_<os>_<arch>.zip (+ SHA256SUMS)
-# and lays it out as a filesystem mirror (packed layout) for registry.terraform.io/modelfleet/modelfleet,
-# so users can `terraform init` offline:
+# and lays it out as a filesystem mirror (packed layout) for registry.terraform.io/modelfleet/modelfleet
+# and registry.opentofu.org/modelfleet/modelfleet (the address `modelfleet/modelfleet` has in Terraform
+# and in OpenTofu), so users can `terraform init` (or `tofu init`) offline:
 #   terraform init -plugin-dir="$MIRROR"
 # or with a CLI config:
 #   provider_installation { filesystem_mirror { path = "$MIRROR" } }
@@ -17,6 +18,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 NAME="terraform-provider-modelfleet"
 ADDRESS="registry.terraform.io/modelfleet/modelfleet"
+TOFU_ADDRESS="registry.opentofu.org/modelfleet/modelfleet"
 MIRROR="${MIRROR:-$ROOT/.local/terraform-mirror}"
 DIST="${DIST:-$ROOT/.local/dist}"
 
@@ -67,12 +69,13 @@ fi
 (cd "$DIST" && sha256sum "$ARCHIVE" > "${NAME}_${VERSION}_SHA256SUMS")
 
 # Packed filesystem-mirror layout: HOSTNAME/NAMESPACE/TYPE/<archive>.
-dest="$MIRROR/$ADDRESS"
-mkdir -p "$dest"
-cp "$DIST/$ARCHIVE" "$dest/$ARCHIVE"
+for address in "$ADDRESS" "$TOFU_ADDRESS"; do
+  mkdir -p "$MIRROR/$address"
+  cp "$DIST/$ARCHIVE" "$MIRROR/$address/$ARCHIVE"
+done
 
 cat <<MSG
-Installed $ADDRESS $VERSION ($TARGET)
+Installed $ADDRESS and $TOFU_ADDRESS $VERSION ($TARGET)
   archive: $DIST/$ARCHIVE
   mirror:  $MIRROR
 Use it offline with either:
@@ -87,4 +90,5 @@ or a CLI config (TF_CLI_CONFIG_FILE or ~/.terraformrc):
       exclude = ["$ADDRESS"]
     }
   }
+With OpenTofu (tofu init), use $TOFU_ADDRESS in include and exclude.
 MSG

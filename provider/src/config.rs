@@ -122,7 +122,7 @@ pub fn validate(config: &Value) -> Diagnostics {
         );
     }
     if let Some(Value::String(ns)) = config.get("namespace")
-        && !crate::resources::names::is_dns_label(ns)
+        && !model_fleet_api::names::is_dns_label(ns)
     {
         diags.push_error(
             Some(AttrPath::attrs(&["namespace"])),

@@ -6,6 +6,7 @@
 //! * [`value`]: cty values and their msgpack / JSON codecs;
 //! * [`schema`]: schema description and the provider configuration schema;
 //! * [`diag`]: diagnostics with attribute paths;
+//! * [`docs`]: the registry documentation pages, generated from the schemas;
 //! * [`config`]: the parsed provider configuration;
 //! * [`client`]: the lazily built Kubernetes client;
 //! * [`resources`]: the `modelfleet_*` resource types;
@@ -15,6 +16,7 @@
 pub mod client;
 pub mod config;
 pub mod diag;
+pub mod docs;
 pub mod logging;
 pub mod plugin;
 pub mod proto;

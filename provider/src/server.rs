@@ -244,13 +244,18 @@ impl pb::provider_server::Provider for ProviderService {
             let config = decode(request.config.as_ref(), &ty, "configuration")?;
             let ctx = self.context().await?;
             let planned = resource.plan(&ctx, &prior, &proposed, &config)?;
-            Ok::<_, Diagnostics>((encode(&planned.state, &ty)?, planned.requires_replace))
+            Ok::<_, Diagnostics>((
+                encode(&planned.state, &ty)?,
+                planned.requires_replace,
+                planned.warnings,
+            ))
         }
         .await;
         Ok(Response::new(match result {
-            Ok((planned_state, requires_replace)) => pb::plan_resource_change::Response {
+            Ok((planned_state, requires_replace, warnings)) => pb::plan_resource_change::Response {
                 planned_state: Some(planned_state),
                 requires_replace: requires_replace.iter().map(|p| p.to_proto()).collect(),
+                diagnostics: warnings.to_proto(),
                 planned_private: request.prior_private,
                 ..Default::default()
             },

@@ -1,5 +1,7 @@
-//! End-to-end tests of the plugin binary with the real Terraform CLI (`TF_BIN`, default
-//! `terraform`), with no Kubernetes cluster at all: the handshake, dev_overrides
+//! End-to-end tests of the plugin binary with the real Terraform CLI, Terraform or OpenTofu as
+//! `MODEL_FLEET_TF_CLI` (terraform|tofu, default terraform) says, found by
+//! `acceptance-tests/cluster/scripts/tf-bin.sh` (`TF_BIN`, else `terraform` on PATH), with no
+//! Kubernetes cluster at all: the handshake, dev_overrides
 //! (`TF_CLI_CONFIG_FILE`), validate / providers schema / plan of a new `modelfleet_dataset`, clear
 //! errors for bad input, and `terraform init` from the filesystem mirror built by
 //! `provider/scripts/install.sh`, offline.
@@ -7,6 +9,7 @@
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use base64::Engine as _;
@@ -14,8 +17,38 @@ use base64::Engine as _;
 const BINARY: &str = env!("CARGO_BIN_EXE_terraform-provider-modelfleet");
 const COOKIE: &str = "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2";
 
-fn tf_bin() -> String {
-    std::env::var("TF_BIN").unwrap_or_else(|_| "terraform".into())
+/// The CLI under test, as `tf-bin.sh` picks it (the one place that knows `MODEL_FLEET_TF_CLI`).
+fn tf_bin() -> &'static str {
+    static BIN: OnceLock<String> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../acceptance-tests/cluster/scripts/tf-bin.sh");
+        let out = Command::new("bash").arg(&script).output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout).trim().to_owned()
+    })
+}
+
+/// The registry host that `modelfleet/modelfleet` gets from the CLI under test: Terraform's
+/// `registry.terraform.io`, OpenTofu's `registry.opentofu.org` (from `version`'s first word).
+fn registry_host() -> &'static str {
+    static HOST: OnceLock<&str> = OnceLock::new();
+    HOST.get_or_init(|| {
+        let out = Command::new(tf_bin()).arg("version").output().unwrap();
+        match text(&out.stdout).split_whitespace().next() {
+            Some("Terraform") => "registry.terraform.io",
+            Some("OpenTofu") => "registry.opentofu.org",
+            other => panic!(
+                "{} version: neither Terraform nor OpenTofu: {other:?}",
+                tf_bin()
+            ),
+        }
+    })
+}
+
+/// `HOST/modelfleet/modelfleet` for the CLI under test.
+fn provider_address() -> String {
+    format!("{}/modelfleet/modelfleet", registry_host())
 }
 
 /// A Terraform working directory with a CLI config.
@@ -211,7 +244,7 @@ fn validate_schema_and_plan_without_a_cluster() {
         &ws.run(&["providers", "schema", "-json"]),
     ))
     .unwrap();
-    let provider = &schema["provider_schemas"]["registry.terraform.io/modelfleet/modelfleet"];
+    let provider = &schema["provider_schemas"][provider_address()];
     assert_eq!(
         provider["provider"]["block"]["attributes"]["token"]["sensitive"],
         true
@@ -324,10 +357,13 @@ fn init_from_the_filesystem_mirror_offline() {
         .unwrap();
     assert!(out.status.success(), "install.sh: {}", text(&out.stderr));
     let version = env!("CARGO_PKG_VERSION");
-    let archive = mirror.join(format!(
-        "registry.terraform.io/modelfleet/modelfleet/terraform-provider-modelfleet_{version}_linux_amd64.zip"
-    ));
-    assert!(archive.is_file(), "{}", archive.display());
+    // One copy per registry host: the mirror serves Terraform and OpenTofu alike.
+    for host in ["registry.terraform.io", "registry.opentofu.org"] {
+        let archive = mirror.join(format!(
+            "{host}/modelfleet/modelfleet/terraform-provider-modelfleet_{version}_linux_amd64.zip"
+        ));
+        assert!(archive.is_file(), "{}", archive.display());
+    }
     assert!(
         scratch
             .path()
@@ -356,8 +392,9 @@ fn init_from_the_filesystem_mirror_offline() {
     let ws = Workspace::with_cli_config(
         &format!("{PROVIDER_NO_CLUSTER}{DATASET}"),
         &format!(
-            "provider_installation {{\n  filesystem_mirror {{\n    path = \"{}\"\n    include = [\"registry.terraform.io/modelfleet/modelfleet\"]\n  }}\n  direct {{\n    exclude = [\"registry.terraform.io/modelfleet/modelfleet\"]\n  }}\n}}\n",
-            mirror.display()
+            "provider_installation {{\n  filesystem_mirror {{\n    path = \"{}\"\n    include = [\"{address}\"]\n  }}\n  direct {{\n    exclude = [\"{address}\"]\n  }}\n}}\n",
+            mirror.display(),
+            address = provider_address()
         ),
     );
     let out = assert_ok(
@@ -394,10 +431,13 @@ fn debug_mode_serves_plaintext_for_reattach() {
     }
     let reattach = reattach.expect("debug mode prints TF_REATTACH_PROVIDERS");
     let json: serde_json::Value = serde_json::from_str(&reattach).unwrap();
-    assert_eq!(
-        json["registry.terraform.io/modelfleet/modelfleet"]["ProtocolVersion"],
-        5
-    );
+    // One entry per CLI's address of `modelfleet/modelfleet`: the same line works for both.
+    for host in ["registry.terraform.io", "registry.opentofu.org"] {
+        assert_eq!(
+            json[format!("{host}/modelfleet/modelfleet")]["ProtocolVersion"],
+            5
+        );
+    }
 
     // Terraform attaches to the running process instead of starting one.
     let ws = Workspace::with_cli_config(&format!("{PROVIDER_NO_CLUSTER}{DATASET}"), "");

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Lifecycle of a named local control plane instance: etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler and kwok (simulated kubelets), all on free loopback ports, state under
-# <repo>/.local/<instance>/ (git-ignored). Several instances run side by side: `make test` uses its
-# own and never touches the `demo` one.
+# <repo>/.local/<instance>/ (git-ignored), plus one real node `real-1` (kubelet, containerd, CNI,
+# kube-proxy in a network namespace of its own; see node.sh) when the machine can run it
+# (MODEL_FLEET_REAL_NODE=0: never; `status` says why there is none). Several instances run side by
+# side: `make test` uses its own and never touches the `demo` one.
 #
 #   cluster.sh up NAME [--no-upstream-crds]   start (or reuse) NAME; prints its kubeconfig path
 #   cluster.sh down NAME                      stop exactly the processes NAME started; remove its data
@@ -17,7 +19,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1 instance=$2; shift 2
 [[ "$instance" =~ ^[a-z0-9][a-z0-9-]{0,40}$ ]] || die "instance name '$instance' must be lower-case letters, digits and dashes"
@@ -95,8 +97,10 @@ make_pki() {
     -days 30 -out "$pki/ca.crt" 2>/dev/null
   sign_cert apiserver kube-apiserver "" "keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=serverAuth
-subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+subjectAltName=IP:127.0.0.1,IP:10.0.0.1${NODE_APISERVER_IP:+,IP:$NODE_APISERVER_IP},DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
   sign_cert admin admin "/O=system:masters" "$client_ext"
+  # The API server's identity towards kubelets (logs, exec, port-forward).
+  sign_cert apiserver-kubelet-client kube-apiserver-kubelet-client "/O=system:masters" "$client_ext"
   sign_cert kube-controller-manager system:kube-controller-manager "/O=system:masters" "$client_ext"
   sign_cert kube-scheduler system:kube-scheduler "/O=system:masters" "$client_ext"
   sign_cert kwok kwok-controller "/O=system:masters" "$client_ext"
@@ -149,6 +153,7 @@ cmd_up() {
   if [ -f "$dir/ports.env" ]; then
     local all=1 any=0
     for c in "${components[@]}"; do if alive "$c"; then any=1; else all=0; fi; done
+    if [ -f "$dir/node/node.env" ] && ! "$CLUSTER_DIR/scripts/node.sh" status "$instance" >/dev/null 2>&1; then all=0; fi
     if [ $all = 1 ] && [ -f "$dir/ready" ]; then
       source "$dir/ports.env"
       if readyz >/dev/null 2>&1; then
@@ -175,6 +180,13 @@ cmd_up() {
   mkdir -p "$dir/pids" "$dir/logs" "$dir/etcd"
   printf 'ETCD_PORT=%s\nETCD_PEER_PORT=%s\nAPISERVER_PORT=%s\nKWOK_PORT=%s\n' \
     "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT" "$KWOK_PORT" >"$dir/ports.env"
+  # The real node's addresses are needed before the API server starts: it advertises the address
+  # the node's pods reach it at (the `kubernetes` Service) and its certificate names it.
+  "$CLUSTER_DIR/scripts/node.sh" plan "$instance"
+  local NODE_APISERVER_IP=""
+  if [ -f "$dir/node/node.env" ]; then
+    NODE_APISERVER_IP=$(sed -n 's/^NODE_APISERVER_IP=//p' "$dir/node/node.env")
+  fi
   make_pki
   mkdir -p "$dir/bin"; ln -sfn "$kbin/kubectl" "$dir/bin/kubectl"
   write_kubeconfig "$dir/kubeconfig" admin
@@ -189,10 +201,12 @@ cmd_up() {
 
   log "starting kube-apiserver ${KUBERNETES_VERSION} on https://127.0.0.1:$APISERVER_PORT"
   start kube-apiserver "$kbin/kube-apiserver" --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-    --secure-port="$APISERVER_PORT" --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
+    --secure-port="$APISERVER_PORT" --bind-address=127.0.0.1 --advertise-address="${NODE_APISERVER_IP:-127.0.0.1}" \
     --cert-dir="$dir/apiserver-certs" --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
-    --client-ca-file="$pki/ca.crt" --authorization-mode=RBAC --allow-privileged=true \
-    --service-cluster-ip-range=10.0.0.0/24 --service-account-issuer=https://kubernetes.default.svc \
+    --client-ca-file="$pki/ca.crt" --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction,OwnerReferencesPermissionEnforcement \
+    --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" --kubelet-client-key="$pki/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority="$pki/ca.crt" --kubelet-preferred-address-types=InternalIP --allow-privileged=true \
+    --service-cluster-ip-range="$SERVICE_CIDR" --service-account-issuer=https://kubernetes.default.svc \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --audit-policy-file="$CLUSTER_DIR/manifests/audit-policy.yaml" --audit-log-path="$dir/audit.log" \
     --audit-log-format=json --audit-log-mode=blocking --enable-priority-and-fairness=false \
@@ -207,9 +221,11 @@ cmd_up() {
   start kube-scheduler "$kbin/kube-scheduler" --kubeconfig="$dir/kube-scheduler.kubeconfig" \
     --authentication-kubeconfig="$dir/kube-scheduler.kubeconfig" --authorization-kubeconfig="$dir/kube-scheduler.kubeconfig" \
     --leader-elect=false --secure-port=0 --profiling=false --v=1
+  # Simulated nodes report 127.0.0.1 as their address: anything that dials a kwok node (the API server for
+  # logs or exec) stays on loopback (the network rule), never 10.x routed out of this machine.
   start kwok "$wbin/kwok" --kubeconfig="$dir/kwok.kubeconfig" --config="$CLUSTER_DIR/manifests/kwok-stages.yaml" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
-    --cidr=10.244.0.0/16 --node-ip=10.244.0.1 --server-address="127.0.0.1:$KWOK_PORT"
+    --cidr=10.244.0.0/16 --node-ip=127.0.0.1 --server-address="127.0.0.1:$KWOK_PORT"
 
   # The default ServiceAccount appears once the controller-manager runs: a fair sign that it works.
   wait_until kube-controller-manager 60 kc get serviceaccount default -n default
@@ -218,6 +234,11 @@ cmd_up() {
 
   kc apply --server-side --field-manager=model-fleet-cluster -f "$CLUSTER_DIR/manifests/nodes.yaml" >/dev/null
   wait_until kwok 60 kc wait --for=condition=Ready node --all --timeout=2s
+
+  if [ -f "$dir/node/node.env" ]; then
+    "$CLUSTER_DIR/scripts/node.sh" start "$instance" ||
+      die "the real node of instance '$instance' did not start (above). The machine can run one, so this is a bug to fix; MODEL_FLEET_REAL_NODE=0 starts the instance without it"
+  fi
 
   if [ $upstream_crds = 1 ]; then
     log "installing Gateway API ${GATEWAY_API_VERSION} and KEDA ${KEDA_VERSION} CRDs"
@@ -243,6 +264,8 @@ cmd_down() {
       alive "$c" && kill -9 "$pid" 2>/dev/null || true
     fi
   done
+  # The node after the API server: nothing on the host dials the node's addresses any more.
+  "$CLUSTER_DIR/scripts/node.sh" stop "$instance"
   rm -rf "$dir"
   log "instance '$instance' stopped and its data removed"
   local demo_operator; demo_operator=$(cat "$REPO_ROOT/.local/$instance-operator.pid" 2>/dev/null) || true
@@ -261,6 +284,7 @@ cmd_status() {
   echo "kube-apiserver: https://127.0.0.1:$APISERVER_PORT, etcd: http://127.0.0.1:$ETCD_PORT"
   if readyz >/dev/null 2>&1; then echo "readyz: ok"; else echo "readyz: FAILING"; rc=1; fi
   echo "kubeconfig: $dir/kubeconfig"
+  "$CLUSTER_DIR/scripts/node.sh" status "$instance" || rc=1
   return $rc
 }
 

@@ -7,6 +7,10 @@ source "$CLUSTER_DIR/versions.env"
 export GOTOOLCHAIN=local
 MODEL_FLEET_CACHE=${MODEL_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/model-fleet}
 
+# Service addresses of every instance (kube-apiserver --service-cluster-ip-range); they exist only
+# inside a real node's network namespace (kube-proxy), never on the host.
+SERVICE_CIDR=10.0.0.0/24
+
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
@@ -17,7 +21,7 @@ require_go() {
 }
 
 # component_bin_dir NAME VERSION: the cache folder holding a component's binaries. The key includes
-# a hash of the component's go.mod and go.sum, so editing the pinned module rebuilds it.
+# a hash of the component's go.mod and go.sum (gomod/NAME/), so editing the pinned module rebuilds it.
 component_bin_dir() {
   local name=$1 version=$2 sum
   sum=$(cat "$CLUSTER_DIR/gomod/$name/go.mod" "$CLUSTER_DIR/gomod/$name/go.sum" | sha256sum | cut -c1-12)
@@ -27,12 +31,36 @@ kubernetes_bin_dir() { component_bin_dir kubernetes "$KUBERNETES_VERSION"; }
 etcd_bin_dir() { component_bin_dir etcd "$ETCD_VERSION"; }
 kwok_bin_dir() { component_bin_dir kwok "$KWOK_VERSION"; }
 opentofu_bin_dir() { component_bin_dir opentofu "$OPENTOFU_VERSION"; }
+# The real node's parts (kubelet and kube-proxy have their own module, so their own key).
+kubernetes_node_bin_dir() { component_bin_dir kubernetes-node "$KUBERNETES_VERSION"; }
+containerd_bin_dir() { component_bin_dir containerd "$CONTAINERD_VERSION"; }
+cni_plugins_bin_dir() { component_bin_dir cni-plugins "$CNI_PLUGINS_VERSION"; }
+crane_bin_dir() { component_bin_dir crane "$CRANE_VERSION"; }
+# images_dir: our own images (images/): the static binaries and their OCI tarballs, keyed by a hash
+# of the sources and of crane's module, so an edit to images/ rebuilds them.
+images_dir() {
+  local sum
+  sum=$(cd "$REPO_ROOT/images" && cat go.mod ./*/*.go image.sh "$CLUSTER_DIR/gomod/crane/go.sum" | sha256sum | cut -c1-12)
+  printf '%s/images/%s' "$MODEL_FLEET_CACHE" "$sum"
+}
+# Images every real node serves from its registry: NAME (repository:tag under modelfleet.local) and
+# the binary of images/ that is its entrypoint. The tag names the image's interface, not its build.
+NODE_IMAGES=("pause:3.10 pause" "echo:0.1 echo")
 
-# terraform_bin: the Terraform-compatible CLI every script and test uses, in this order: $TF_BIN;
-# `terraform` on PATH; OpenTofu built by `make bootstrap`. Prints nothing and fails when none exists.
+# terraform_bin: the Terraform-compatible CLI every script and test uses. MODEL_FLEET_TF_CLI picks it:
+#   unset or `terraform` (the default): $TF_BIN; `terraform` on PATH; the OpenTofu `make bootstrap`
+#     built (a machine without terraform still runs everything);
+#   `tofu`: the OpenTofu `make bootstrap` built, else `tofu` on PATH; never falls back to terraform.
+# Prints nothing and fails when none exists (or MODEL_FLEET_TF_CLI has another value).
 terraform_bin() {
-  if [ -n "${TF_BIN:-}" ]; then command -v "$TF_BIN" && return; return 1; fi
-  command -v terraform && return
   local tofu; tofu="$(opentofu_bin_dir)/tofu"
-  [ -x "$tofu" ] && echo "$tofu"
+  case "${MODEL_FLEET_TF_CLI:-terraform}" in
+    terraform)
+      if [ -n "${TF_BIN:-}" ]; then command -v "$TF_BIN" && return; return 1; fi
+      command -v terraform && return
+      [ -x "$tofu" ] && echo "$tofu" ;;
+    tofu)
+      if [ -x "$tofu" ]; then echo "$tofu"; else command -v tofu; fi ;;
+    *) return 1 ;;
+  esac
 }

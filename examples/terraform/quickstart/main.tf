@@ -1,8 +1,10 @@
 # Model Fleet quickstart: what `make demo` applies on the local control plane. The same file targets
-# a real cluster: point kubeconfig_path (and kubeconfig_context) at it.
+# a real cluster: point kubeconfig_path (and kubeconfig_context) at it, and set real_node = false and
+# echo_image to an image that cluster can pull (e.g. hashicorp/http-echo:1.0).
 #
 #   dataset   corpus v3, readable by the `default` ServiceAccount
-#   echo      an echo server at http://model.localhost/ on the shared Gateway (CPU nodes)
+#   echo      an echo server (our image modelfleet.local/echo) on the local cluster's real node
+#             real-1, at http://model.localhost/ on the shared Gateway
 #   vllm      a vLLM OpenAI server that scales to zero on a Redis queue (KEDA), 1 GPU of class 24gi
 #   llama     the worked multi-GPU fit: 54 GiB per GPU over 2 GPUs -> class 80gi
 #   fit_141   a fit that needs 141gi GPUs: no such node here, so it stays Pending
@@ -22,6 +24,18 @@ variable "kubeconfig_context" {
   description = "Context in the kubeconfig; null uses its current context."
   type        = string
   default     = null
+}
+
+variable "echo_image" {
+  description = "Image of the echo service: modelfleet.local/echo is built by make bootstrap and served by the local cluster's real node; elsewhere use e.g. hashicorp/http-echo:1.0 (same flags)."
+  type        = string
+  default     = "modelfleet.local/echo:0.1"
+}
+
+variable "real_node" {
+  description = "Place the echo service on the local cluster's real node real-1 (the only local node that runs containers). make demo sets false when the machine cannot run one; set false on other clusters."
+  type        = bool
+  default     = true
 }
 
 variable "namespace" {
@@ -62,12 +76,27 @@ resource "modelfleet_inference" "echo" {
     name = "echo"
   }
   container {
-    image          = "hashicorp/http-echo:1.0"
+    image          = var.echo_image
     args           = ["-listen=:8080", "-text=hello from model fleet"]
     port           = 8080
     readiness_path = "/"
     resources {
       requests = { cpu = "100m", memory = "64Mi" }
+    }
+  }
+  # real-1 carries the label modelfleet.io/real-node=true and a NoSchedule taint of that key, so
+  # only pods asking for it land there. The API's placement fields (node_selector, tolerations)
+  # live in the gpu block; count = 0 asks for no GPU.
+  dynamic "gpu" {
+    for_each = var.real_node ? [1] : []
+    content {
+      count         = 0
+      node_selector = { "modelfleet.io/real-node" = "true" }
+      tolerations {
+        key      = "modelfleet.io/real-node"
+        operator = "Exists"
+        effect   = "NoSchedule"
+      }
     }
   }
   replicas {

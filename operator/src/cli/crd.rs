@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use model_fleet_operator::api;
+use model_fleet_api as api;
 
 /// Arguments of `model-fleet-operator crd`.
 #[derive(clap::Args, Debug)]

@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use model_fleet_operator::render::{RenderConfig, render_manifests};
+use model_fleet_api::render::RenderConfig;
+use model_fleet_operator::manifests::render_manifests;
 
 /// Arguments of `model-fleet-operator render`.
 #[derive(clap::Args, Debug)]
@@ -45,6 +46,7 @@ pub fn main(args: RenderArgs) -> anyhow::Result<()> {
                 .parse()
                 .map_err(|e: String| anyhow::anyhow!("--default-gateway: {e}"))?,
         ),
+        training_default_env: Vec::new(),
     };
     let out = match render_manifests(&text, &args.namespace, &config) {
         Ok(out) => out,

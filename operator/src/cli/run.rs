@@ -12,11 +12,13 @@ use anyhow::Context as _;
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
+use model_fleet_api::render::{GatewayRef, RenderConfig};
+use model_fleet_operator::controller::failpoint::Failpoint;
 use model_fleet_operator::controller::leader::{
     DEFAULT_LEASE_DURATION_SECONDS, DEFAULT_LEASE_GRACE_SECONDS, LeaseSettings, default_identity,
 };
 use model_fleet_operator::controller::runtime::{self, ControllerSpec};
-use model_fleet_operator::controller::{Context, GatewayRef, OperatorConfig};
+use model_fleet_operator::controller::{Context, OperatorConfig};
 use model_fleet_operator::controller::{dataset, inference, training};
 use model_fleet_operator::telemetry::server::{self, ServerState};
 use model_fleet_operator::telemetry::{Health, LogFormat, Metrics, logging};
@@ -64,6 +66,24 @@ pub struct RunArgs {
     /// Log format (filter with RUST_LOG, default `info`).
     #[arg(long, value_enum, default_value_t = LogFormat::Json)]
     pub log_format: LogFormat,
+
+    /// Test hook: exit abruptly (code 86) when this point is reached, as a crash would.
+    #[arg(long, value_enum, value_name = "POINT", hide = true)]
+    pub test_failpoint: Option<Failpoint>,
+
+    /// Test hook: a built-in default `NAME=VALUE` added to every container of TrainingRun Jobs created from now on
+    /// (repeatable; names a container sets itself win), to prove a changed default never touches existing Jobs.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env_pair, hide = true)]
+    pub test_training_default_env: Vec<(String, String)>,
+}
+
+fn parse_env_pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.to_owned()))
+        }
+        _ => Err(format!("expected NAME=VALUE, got {text:?}")),
+    }
 }
 
 fn parse_gateway(text: &str) -> Result<GatewayRef, String> {
@@ -107,7 +127,11 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     let identity = default_identity();
     let lease = args.lease_settings(client.default_namespace(), identity.clone());
     let config = OperatorConfig {
-        default_gateway: args.default_gateway.clone(),
+        render: RenderConfig {
+            default_gateway: args.default_gateway.clone(),
+            training_default_env: args.test_training_default_env.clone(),
+        },
+        failpoint: args.test_failpoint,
         watch_namespace: args.watch_namespace.clone(),
         identity,
         resync: std::time::Duration::from_secs(args.resync_seconds),
@@ -139,7 +163,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
 
     tracing::info!(
         watch_namespace = ctx.config.watch_namespace.as_deref().unwrap_or("<all>"),
-        default_gateway = ctx.config.default_gateway.as_ref().map(ToString::to_string).unwrap_or_default(),
+        default_gateway = ctx.config.render.default_gateway.as_ref().map(ToString::to_string).unwrap_or_default(),
         lease = %lease.name,
         lease_namespace = %lease.namespace,
         "operator starting"

@@ -16,10 +16,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::diff::{APPLIED_HASH_ANNOTATION, applied_hash, needs_apply};
-use super::error::{Error, Result};
-
-/// Field manager of every apply the operator makes (DESIGN.md section 5).
-pub const FIELD_MANAGER: &str = "model-fleet-operator";
+use super::error::{Error, Invalid, Result};
+pub use model_fleet_api::ownership::ForeignChild;
+pub use model_fleet_api::render::FIELD_MANAGER;
 
 /// Separate field manager that takes over `spec.replicas` of a Deployment before the operator stops setting it
 /// (fixed -> autoscaled hand-over, DESIGN.md section 3), so dropping it from our apply does not reset it.
@@ -50,7 +49,7 @@ impl Child {
     /// Wraps a typed k8s-openapi object (Deployment, Service, ...).
     ///
     /// # Errors
-    /// [`Error::MissingObjectKey`] without name or namespace; [`Error::Serialization`] if it does not serialize.
+    /// [`Error::Validate`] without name or namespace; [`Error::Apply`] if it does not serialize.
     pub fn typed<K>(object: &K) -> Result<Self>
     where
         K: Resource<DynamicType = ()> + Serialize,
@@ -60,49 +59,18 @@ impl Child {
             .meta()
             .name
             .clone()
-            .ok_or(Error::MissingObjectKey("metadata.name"))?;
+            .ok_or(Invalid::MissingKey("metadata.name"))?;
         let namespace = object
             .meta()
             .namespace
             .clone()
-            .ok_or(Error::MissingObjectKey("metadata.namespace"))?;
-        let mut body = serde_json::to_value(object).map_err(|source| Error::Serialization {
-            what: format!("{} {name}", resource.kind),
-            source,
-        })?;
+            .ok_or(Invalid::MissingKey("metadata.namespace"))?;
+        let mut body = serde_json::to_value(object)
+            .map_err(|source| Error::apply(format!("{}/{name}", resource.kind), source))?;
         body["apiVersion"] = Value::String(resource.api_version.clone());
         body["kind"] = Value::String(resource.kind.clone());
         Ok(Self {
             resource,
-            namespace,
-            name,
-            body,
-        })
-    }
-
-    /// Wraps a dynamic object of resource `resource` (ScaledObject, HTTPRoute).
-    ///
-    /// # Errors
-    /// As [`Child::typed`].
-    pub fn dynamic(resource: &ApiResource, object: &DynamicObject) -> Result<Self> {
-        let name = object
-            .meta()
-            .name
-            .clone()
-            .ok_or(Error::MissingObjectKey("metadata.name"))?;
-        let namespace = object
-            .meta()
-            .namespace
-            .clone()
-            .ok_or(Error::MissingObjectKey("metadata.namespace"))?;
-        let mut body = serde_json::to_value(object).map_err(|source| Error::Serialization {
-            what: format!("{} {name}", resource.kind),
-            source,
-        })?;
-        body["apiVersion"] = Value::String(resource.api_version.clone());
-        body["kind"] = Value::String(resource.kind.clone());
-        Ok(Self {
-            resource: resource.clone(),
             namespace,
             name,
             body,
@@ -152,19 +120,20 @@ pub fn dynamic_api(client: &Client, resource: &ApiResource, namespace: &str) -> 
 /// Reads a child's live object (`None` when it does not exist).
 ///
 /// # Errors
-/// [`Error::Kube`] for anything but a 404.
+/// [`Error::Fetch`] for anything but a 404.
 pub async fn get_live(client: &Client, child: &Child) -> Result<Option<DynamicObject>> {
-    Ok(dynamic_api(client, &child.resource, &child.namespace)
+    dynamic_api(client, &child.resource, &child.namespace)
         .get_opt(&child.name)
-        .await?)
+        .await
+        .map_err(|e| Error::fetch(child.display(), e))
 }
 
 /// Server-side applies `child` unless the `live` object (from [`get_live`]) already matches; returns what happened
 /// and the resulting object (the live one when unchanged).
 ///
 /// # Errors
-/// [`Error::Kube`] from the API server (e.g. 422 for a field refused by strict validation);
-/// [`Error::Serialization`] if the live object cannot be turned into JSON.
+/// [`Error::Apply`]: the API server refused (e.g. 422 for a field refused by strict validation), or the live object
+/// cannot be turned into JSON.
 pub async fn apply(
     client: &Client,
     child: &Child,
@@ -175,17 +144,26 @@ pub async fn apply(
         .as_ref()
         .map(serde_json::to_value)
         .transpose()
-        .map_err(|source| Error::Serialization {
-            what: child.display(),
-            source,
-        })?;
+        .map_err(|source| Error::apply(child.display(), source))?;
+    if let Some(foreign) = live.as_ref().and_then(|live| {
+        let deleting = live.meta().deletion_timestamp.is_some();
+        ForeignChild::detect(
+            &child.display(),
+            &desired,
+            live.owner_references(),
+            deleting,
+        )
+    }) {
+        return Err(Error::Foreign(foreign));
+    }
     if let (false, Some(live)) = (needs_apply(&desired, live_json.as_ref()), live) {
         return Ok((ApplyOutcome::Unchanged, live));
     }
     let api = dynamic_api(client, &child.resource, &child.namespace);
     let applied = api
         .patch(&child.name, &apply_params(), &Patch::Apply(&desired))
-        .await?;
+        .await
+        .map_err(|e| Error::apply(child.display(), e))?;
     tracing::info!(child = %child.display(), namespace = %child.namespace, "applied child");
     Ok((ApplyOutcome::Applied, applied))
 }
@@ -210,7 +188,7 @@ pub fn owns_spec_replicas(object: &DynamicObject, field_manager: &str) -> bool {
 /// The autoscaler then takes it over with its own updates.
 ///
 /// # Errors
-/// [`Error::Kube`].
+/// [`Error::Apply`].
 pub async fn hand_over_replicas(
     client: &Client,
     resource: &ApiResource,
@@ -229,7 +207,8 @@ pub async fn hand_over_replicas(
         .validation_strict();
     dynamic_api(client, resource, namespace)
         .patch(name, &params, &Patch::Apply(&body))
-        .await?;
+        .await
+        .map_err(|e| Error::apply(format!("{}/{name} spec.replicas", resource.kind), e))?;
     tracing::info!(%namespace, %name, replicas, "handed spec.replicas over to the autoscaler");
     Ok(())
 }
@@ -259,7 +238,7 @@ pub fn prune_selection<'a>(
 /// Returns the `Kind/name`s deleted.
 ///
 /// # Errors
-/// [`Error::Kube`] for list or delete failures other than 404.
+/// [`Error::Prune`] for list or delete failures other than 404.
 pub async fn prune(
     client: &Client,
     namespace: &str,
@@ -277,14 +256,14 @@ pub async fn prune(
         {
             Ok(list) => list.items,
             Err(kube::Error::Api(status)) if status.code == 404 => continue,
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(Error::prune(resource.kind.clone(), e)),
         };
         for object in prune_selection(&live, &resource.kind, owner_uid, keep) {
             let name = object.name_any();
             match api.delete(&name, &DeleteParams::background()).await {
                 Ok(_) => {}
                 Err(kube::Error::Api(status)) if status.code == 404 => continue,
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(Error::prune(format!("{}/{name}", resource.kind), e)),
             }
             tracing::info!(child = %format!("{}/{name}", resource.kind), %namespace, "pruned child no longer rendered");
             deleted.push(format!("{}/{name}", resource.kind));
@@ -313,6 +292,18 @@ mod tests {
             ..Default::default()
         }]);
         object
+    }
+
+    #[test]
+    fn a_foreign_child_is_reported_as_foreign_object_and_waited_for() {
+        let foreign = ForeignChild {
+            child: "Deployment/m".into(),
+            owners: "no owner".into(),
+        };
+        let error = Error::Foreign(foreign.clone());
+        assert_eq!(error.reason(), ForeignChild::REASON);
+        assert!(error.is_wait());
+        assert_eq!(error.to_string(), foreign.to_string());
     }
 
     #[test]
@@ -347,7 +338,7 @@ mod tests {
         };
         assert!(matches!(
             Child::typed(&deployment),
-            Err(Error::MissingObjectKey(_))
+            Err(Error::Validate(Invalid::MissingKey(_)))
         ));
     }
 

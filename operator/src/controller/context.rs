@@ -2,7 +2,6 @@
 //! optional-dependency discovery and per-object backoff.
 
 use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,56 +10,17 @@ use kube::runtime::controller::Action;
 use kube::runtime::events::{Recorder, Reporter};
 use kube::{Api, Client, ResourceExt};
 
-use super::apply::FIELD_MANAGER;
 use super::backoff::{BackoffPolicy, ErrorBackoff};
 use super::discovery::DependencyCache;
 use super::error::Error;
+use super::failpoint::Failpoint;
 use crate::telemetry::{Health, Metrics};
+use model_fleet_api::render::{FIELD_MANAGER, RenderConfig};
 
-/// A Gateway API `Gateway` reference given as `NAMESPACE/NAME` (`--default-gateway`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GatewayRef {
-    /// Namespace of the Gateway.
-    pub namespace: String,
-    /// Name of the Gateway.
-    pub name: String,
-}
-
-impl FromStr for GatewayRef {
-    type Err = String;
-
-    /// Parses `NAMESPACE/NAME`; both parts must be non-empty DNS labels/subdomains (lowercase alphanumerics, `-`,
-    /// `.`), as the API server would require.
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let (namespace, name) = text
-            .split_once('/')
-            .ok_or_else(|| format!("expected NAMESPACE/NAME, got {text:?}"))?;
-        let valid = |part: &str| {
-            !part.is_empty()
-                && part.len() <= 253
-                && part
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
-                && part.starts_with(|c: char| c.is_ascii_alphanumeric())
-                && part.ends_with(|c: char| c.is_ascii_alphanumeric())
-        };
-        if !valid(namespace) || !valid(name) {
-            return Err(format!(
-                "expected NAMESPACE/NAME with lowercase DNS names, got {text:?}"
-            ));
-        }
-        Ok(Self {
-            namespace: namespace.to_owned(),
-            name: name.to_owned(),
-        })
-    }
-}
-
-impl fmt::Display for GatewayRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
-    }
-}
+/// How often a reconcile that waits on something outside it ([`Error::is_wait`]: a child name taken by a foreign
+/// object) is retried: steady, not the growing backoff of failures, so it recovers within this long of the object
+/// going away.
+pub const WAIT_RETRY: Duration = Duration::from_secs(5);
 
 /// Default period (seconds: 300) after which a settled object is reconciled again even without a change.
 pub const DEFAULT_RESYNC: Duration = Duration::from_secs(300);
@@ -68,8 +28,12 @@ pub const DEFAULT_RESYNC: Duration = Duration::from_secs(300);
 /// Operator-wide settings from the `run` flags.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OperatorConfig {
-    /// `--default-gateway`: the Gateway an HTTPRoute attaches to when the spec names none (DESIGN.md section 3).
-    pub default_gateway: Option<GatewayRef>,
+    /// What rendering depends on: `--default-gateway` (the Gateway an HTTPRoute attaches to when the spec names none,
+    /// DESIGN.md section 3) and the hidden `--test-training-default-env`.
+    pub render: RenderConfig,
+    /// Hidden `--test-failpoint`: a point at which the process exits abruptly (crash-safety tests); `None` in
+    /// production.
+    pub failpoint: Option<Failpoint>,
     /// `--watch-namespace`: the one namespace watched, or `None` for all namespaces.
     pub watch_namespace: Option<String>,
     /// This process's identity (Lease holder, Event reporting instance).
@@ -81,7 +45,8 @@ pub struct OperatorConfig {
 impl Default for OperatorConfig {
     fn default() -> Self {
         Self {
-            default_gateway: None,
+            render: RenderConfig::default(),
+            failpoint: None,
             watch_namespace: None,
             identity: String::new(),
             resync: DEFAULT_RESYNC,
@@ -154,11 +119,21 @@ impl Context {
         self.backoff.succeeded(&object_key(kind, object));
     }
 
-    /// After a failed reconcile of `kind`: counts the error by its `metric_label`, logs it and
-    /// returns the requeue after the object's next backoff delay.
+    /// Counts a failed reconcile of `kind` by the error's step and class.
+    pub fn count_error(&self, kind: &str, error: &Error) {
+        self.metrics
+            .reconcile_failed(kind, error.step().as_str(), error.metric_label());
+    }
+
+    /// After a failed reconcile of `kind`: counts the error ([`Context::count_error`]), logs it and returns the
+    /// requeue after the object's next backoff delay.
     pub fn reconcile_failed<K: Resource>(&self, kind: &str, object: &K, error: &Error) -> Action {
         let key = object_key(kind, object);
-        self.metrics.reconcile_failed(kind, error.metric_label());
+        self.count_error(kind, error);
+        if error.is_wait() {
+            tracing::info!(object = %key, error = %error, retry_in_seconds = WAIT_RETRY.as_secs(), "reconcile waits");
+            return Action::requeue(WAIT_RETRY);
+        }
         let delay = self.backoff.failed(&key);
         tracing::warn!(object = %key, error = %error, retry_in_seconds = delay.as_secs_f64(), "reconcile failed");
         Action::requeue(delay)
@@ -172,31 +147,4 @@ pub fn object_key<K: Resource>(kind: &str, object: &K) -> String {
         object.namespace().unwrap_or_default(),
         object.name_any()
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_gateway_refs() {
-        let gw: GatewayRef = "gateway-system/shared".parse().unwrap();
-        assert_eq!(gw.namespace, "gateway-system");
-        assert_eq!(gw.name, "shared");
-        assert_eq!(gw.to_string(), "gateway-system/shared");
-        for bad in [
-            "shared",
-            "/shared",
-            "ns/",
-            "NS/shared",
-            "ns/sha red",
-            "a/b/c",
-            "-ns/x",
-        ] {
-            assert!(
-                bad.parse::<GatewayRef>().is_err(),
-                "{bad} should be refused"
-            );
-        }
-    }
 }

@@ -8,8 +8,9 @@
 //! - [`is_subset`]: every field we set is still present with an equal value in the live object (someone editing a
 //!   field we own, e.g. `kubectl scale` on fixed replicas, is repaired). Fields the API server adds (defaults,
 //!   status, managedFields) are ignored; absent equals `null`, `[]` and `{}` (Go's `omitempty`); quantities compare
-//!   by value (`0.5` equals `500m`, `1Gi` equals `1024Mi`).
+//!   by value (`0.5` equals `500m`, `1Gi` equals `1024Mi`: [`model_fleet_api::quantity`], exact).
 
+use model_fleet_api::quantity;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -57,7 +58,7 @@ pub fn is_subset(desired: &Value, live: &Value) -> bool {
         }
         (Value::Array(want), Value::Null) => want.is_empty(),
         (Value::Null, _) => true,
-        (Value::String(a), Value::String(b)) => a == b || quantities_equal(a, b),
+        (Value::String(a), Value::String(b)) => quantity::same_amount(a, b),
         (Value::Number(a), Value::Number(b)) => a == b || a.as_f64() == b.as_f64(),
         (a, b) => a == b,
     }
@@ -70,53 +71,6 @@ fn is_empty(value: &Value) -> bool {
         Value::Object(map) => map.values().all(is_empty),
         _ => false,
     }
-}
-
-/// Whether two strings are both Kubernetes quantities with the same value.
-pub fn quantities_equal(a: &str, b: &str) -> bool {
-    match (parse_quantity(a), parse_quantity(b)) {
-        (Some(x), Some(y)) => x == y || (x - y).abs() <= f64::EPSILON * x.abs().max(y.abs()) * 4.0,
-        _ => false,
-    }
-}
-
-/// Parses a Kubernetes quantity (`128Mi`, `0.5`, `500m`, `1e3`, `2G`) into its value; `None` for anything else.
-pub fn parse_quantity(text: &str) -> Option<f64> {
-    const SUFFIXES: [(&str, f64); 16] = [
-        ("Ki", 1024.0),
-        ("Mi", 1_048_576.0),
-        ("Gi", 1_073_741_824.0),
-        ("Ti", 1_099_511_627_776.0),
-        ("Pi", 1_125_899_906_842_624.0),
-        ("Ei", 1_152_921_504_606_846_976.0),
-        ("n", 1e-9),
-        ("u", 1e-6),
-        ("m", 1e-3),
-        ("k", 1e3),
-        ("M", 1e6),
-        ("G", 1e9),
-        ("T", 1e12),
-        ("P", 1e15),
-        ("E", 1e18),
-        ("", 1.0),
-    ];
-    let text = text.trim();
-    let first = text.chars().next()?;
-    if !(first.is_ascii_digit() || first == '.' || first == '+' || first == '-') {
-        return None;
-    }
-    for (suffix, factor) in SUFFIXES {
-        if let Some(number) = text.strip_suffix(suffix) {
-            let valid = !number.is_empty()
-                && number
-                    .chars()
-                    .all(|c| c.is_ascii_digit() || matches!(c, '.' | '+' | '-' | 'e'));
-            if valid && let Ok(value) = number.parse::<f64>() {
-                return Some(value * factor);
-            }
-        }
-    }
-    None
 }
 
 /// Whether a status must be written: `desired` and `current` differ once condition `lastTransitionTime`s are
@@ -203,17 +157,15 @@ mod tests {
 
     #[test]
     fn quantities_compare_by_value() {
-        assert!(quantities_equal("0.5", "500m"));
-        assert!(quantities_equal("1Gi", "1024Mi"));
-        assert!(quantities_equal("1k", "1000"));
-        assert!(!quantities_equal("1G", "1Gi"));
-        assert!(!quantities_equal("vllm", "vllm"));
-        assert_eq!(parse_quantity("main"), None);
-        assert_eq!(parse_quantity("128Mi"), Some(134_217_728.0));
-        assert_eq!(parse_quantity("1e3"), Some(1000.0));
         let desired = json!({"resources": {"limits": {"cpu": "0.5", "memory": "1Gi"}}});
-        let live = json!({"resources": {"limits": {"cpu": "500m", "memory": "1Gi"}}});
+        let live = json!({"resources": {"limits": {"cpu": "500m", "memory": "1024Mi"}}});
         assert!(is_subset(&desired, &live));
+        let other = json!({"resources": {"limits": {"cpu": "600m", "memory": "1Gi"}}});
+        assert!(!is_subset(&desired, &other));
+        assert!(!is_subset(
+            &json!({"image": "vllm"}),
+            &json!({"image": "vllm2"})
+        ));
     }
 
     #[test]

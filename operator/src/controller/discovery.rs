@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use kube::Client;
 use kube::core::{ApiResource, GroupVersionKind};
 
-use super::error::Result;
+use super::error::{Error, Result};
 
 /// How long a discovery answer is reused (seconds: 30).
 pub const DEPENDENCY_TTL: Duration = Duration::from_secs(30);
@@ -57,7 +57,10 @@ pub async fn serves(client: &Client, resource: &ApiResource) -> Result<bool> {
     match client.list_api_group_resources(&resource.api_version).await {
         Ok(list) => Ok(list.resources.iter().any(|r| r.name == resource.plural)),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(Error::fetch(
+            format!("discovery of {}", resource.api_version),
+            e,
+        )),
     }
 }
 

@@ -1,66 +1,226 @@
-//! The one error type of every reconciler, with a stable `metric_label` per variant (STYLE.md: controller-rs habit),
-//! so `model_fleet_reconcile_errors_total{error=...}` says *which* failure rises.
+//! The one error type of every reconciler: one variant per reconcile step (DESIGN.md section 1: fetch -> validate ->
+//! render -> apply/prune -> status), each with what it was doing and the cause. `/metrics` counts failures by
+//! `step` and by `error` class (STYLE.md: controller-rs' `metric_label` habit), so a failing prune and a failing
+//! status write are told apart, and a conflict from a refused field.
 
-/// Everything a reconcile can fail with.
+use std::fmt;
+
+use model_fleet_api::conditions::Reason;
+use model_fleet_api::ownership::ForeignChild;
+use model_fleet_api::render::RenderError;
+
+/// A step of the reconcile pipeline: the `step` label of `model_fleet_reconcile_errors_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// Reading the object's children and references (Jobs, Datasets, pods, Gateways, discovery).
+    Fetch,
+    /// Checking the object itself (keys the API server always sets; the `DeserializeGuard`).
+    Validate,
+    /// Building the children (pure): a spec that cannot be rendered.
+    Render,
+    /// Writing children (server-side apply, the replica hand-over, Job suspend, the Dataset finalizer).
+    Apply,
+    /// Deleting children that are no longer rendered.
+    Prune,
+    /// Writing the status subresource.
+    Status,
+}
+
+impl Step {
+    /// The label value (`fetch`, `validate`, `render`, `apply`, `prune`, `status`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Step::Fetch => "fetch",
+            Step::Validate => "validate",
+            Step::Render => "render",
+            Step::Apply => "apply",
+            Step::Prune => "prune",
+            Step::Status => "status",
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a write failed: the API server, or turning our object into JSON (a bug in render or the types).
+#[derive(Debug, thiserror::Error)]
+pub enum Cause {
+    /// A request to the API server failed (network, 4xx/5xx, conflict).
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    /// Serializing or deserializing an object failed.
+    #[error("serializing: {0}")]
+    Serialization(#[from] serde_json::Error),
+}
+
+/// What the validate step found wrong with the object itself.
+#[derive(Debug, thiserror::Error)]
+pub enum Invalid {
+    /// A field the API server always sets is absent (name, namespace, uid).
+    #[error("the object has no {0}")]
+    MissingKey(&'static str),
+    /// The stored object does not deserialize into our type (kube's `DeserializeGuard` caught it).
+    #[error("the object does not match the schema: {0}")]
+    Schema(String),
+}
+
+/// Everything a reconcile can fail with, by step.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A request to the API server failed (network, 4xx/5xx, conflict).
-    #[error("Kubernetes API request failed: {0}")]
-    Kube(#[from] kube::Error),
-
-    /// Turning a rendered object into JSON (or back) failed; a bug in render or the types.
-    #[error("serializing {what}: {source}")]
-    Serialization {
-        /// What was being (de)serialized, e.g. `Deployment foo`.
+    /// fetch: reading `what` failed.
+    #[error("fetch {what}: {source}")]
+    Fetch {
+        /// What was read, e.g. `Jobs of ml/ft-1`.
         what: String,
-        /// The serde error.
+        /// The API error.
         #[source]
-        source: serde_json::Error,
+        source: kube::Error,
     },
-
-    /// The object is missing a field the API server always sets (name, namespace, uid).
-    #[error("object has no {0}")]
-    MissingObjectKey(&'static str),
-
-    /// The stored object could not be deserialized into our type (the `DeserializeGuard` caught it).
-    #[error("invalid object: {0}")]
-    InvalidObject(String),
-
-    /// The spec is valid for the API server but cannot be rendered (e.g. the GPU budget fits no class).
-    /// Reported as a condition; retrying does not help until the spec changes.
-    #[error("invalid spec: {0}")]
-    InvalidSpec(String),
-
-    /// A CRD the object needs (KEDA `ScaledObject`, Gateway API `HTTPRoute`) is not installed.
-    #[error("dependency missing: {0}")]
-    DependencyMissing(String),
-
-    /// Leader election could not talk to its Lease.
-    #[error("leader election failed: {0}")]
-    Lease(#[from] kube_lease_manager::LeaseManagerError),
+    /// validate: the object itself is unusable.
+    #[error("validate: {0}")]
+    Validate(#[from] Invalid),
+    /// render: the spec cannot be rendered; reported as a condition, retrying does not help until the spec changes.
+    #[error("render: {0}")]
+    Render(RenderError),
+    /// apply: writing `child` failed.
+    #[error("apply {child}: {source}")]
+    Apply {
+        /// `Kind/name` of the child (or the object's own field written, e.g. its finalizers).
+        child: String,
+        /// Why.
+        #[source]
+        source: Cause,
+    },
+    /// apply: `child` exists but is not owned by the object being reconciled (someone else's, or a previous object's
+    /// of the same name still being deleted). It is never adopted, overwritten or deleted; the reconcile waits.
+    #[error(transparent)]
+    Foreign(ForeignChild),
+    /// prune: deleting (or listing for deletion) `child` failed.
+    #[error("prune {child}: {source}")]
+    Prune {
+        /// `Kind/name` of the child, or `Kind` when the list failed.
+        child: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// status: writing the status of `object` failed.
+    #[error("status of {object}: {source}")]
+    Status {
+        /// `Kind/name` of the object.
+        object: String,
+        /// Why.
+        #[source]
+        source: Cause,
+    },
 }
 
 impl Error {
-    /// Stable, low-cardinality label for the error metric (`snake_case`, never contains user data).
+    /// A fetch failure.
+    pub fn fetch(what: impl Into<String>, source: kube::Error) -> Self {
+        Error::Fetch {
+            what: what.into(),
+            source,
+        }
+    }
+
+    /// An apply failure.
+    pub fn apply(child: impl Into<String>, source: impl Into<Cause>) -> Self {
+        Error::Apply {
+            child: child.into(),
+            source: source.into(),
+        }
+    }
+
+    /// A prune failure.
+    pub fn prune(child: impl Into<String>, source: kube::Error) -> Self {
+        Error::Prune {
+            child: child.into(),
+            source,
+        }
+    }
+
+    /// A status write failure.
+    pub fn status(object: impl Into<String>, source: impl Into<Cause>) -> Self {
+        Error::Status {
+            object: object.into(),
+            source: source.into(),
+        }
+    }
+
+    /// The step that failed (the `step` metric label).
+    pub fn step(&self) -> Step {
+        match self {
+            Error::Fetch { .. } => Step::Fetch,
+            Error::Validate(_) => Step::Validate,
+            Error::Render(_) => Step::Render,
+            Error::Apply { .. } | Error::Foreign(_) => Step::Apply,
+            Error::Prune { .. } => Step::Prune,
+            Error::Status { .. } => Step::Status,
+        }
+    }
+
+    /// Stable, low-cardinality error class (the `error` metric label, `snake_case`, never user data): the API
+    /// error class for API failures (`kube_conflict`, `kube_invalid`, `kube_forbidden`, `kube_not_found`,
+    /// `kube_api`, `kube_transport`), else `serialization`, `missing_object_key`, `invalid_object`, `invalid_spec`.
     pub fn metric_label(&self) -> &'static str {
         match self {
-            Error::Kube(kube::Error::Api(status)) if status.code == 409 => "kube_conflict",
-            Error::Kube(kube::Error::Api(status)) if status.code == 422 || status.code == 400 => {
-                "kube_invalid"
-            }
-            Error::Kube(_) => "kube_api",
-            Error::Serialization { .. } => "serialization",
-            Error::MissingObjectKey(_) => "missing_object_key",
-            Error::InvalidObject(_) => "invalid_object",
-            Error::InvalidSpec(_) => "invalid_spec",
-            Error::DependencyMissing(_) => "dependency_missing",
-            Error::Lease(_) => "lease",
+            Error::Fetch { source, .. } | Error::Prune { source, .. } => kube_class(source),
+            Error::Apply { source, .. } | Error::Status { source, .. } => match source {
+                Cause::Kube(e) => kube_class(e),
+                Cause::Serialization(_) => "serialization",
+            },
+            Error::Validate(Invalid::MissingKey(_)) => "missing_object_key",
+            Error::Validate(Invalid::Schema(_)) => "invalid_object",
+            Error::Render(_) => "invalid_spec",
+            Error::Foreign(_) => "foreign_object",
         }
+    }
+
+    /// The `Ready=False` reason of the condition that reports this error: `ForeignObject` for [`Error::Foreign`],
+    /// `ReconcileError` for everything else.
+    pub fn reason(&self) -> Reason {
+        match self {
+            Error::Foreign(_) => ForeignChild::REASON,
+            _ => Reason::ReconcileError,
+        }
+    }
+
+    /// Whether the reconcile waits on something outside it ([`Error::Foreign`]) rather than failed: retried at a
+    /// steady interval, without the exponential backoff of failures.
+    pub fn is_wait(&self) -> bool {
+        matches!(self, Error::Foreign(_))
     }
 
     /// Whether the error is a 404 from the API server (the object or its kind does not exist).
     pub fn is_not_found(&self) -> bool {
-        matches!(self, Error::Kube(kube::Error::Api(status)) if status.code == 404)
+        let kube = match self {
+            Error::Fetch { source, .. } | Error::Prune { source, .. } => Some(source),
+            Error::Apply { source, .. } | Error::Status { source, .. } => match source {
+                Cause::Kube(e) => Some(e),
+                Cause::Serialization(_) => None,
+            },
+            Error::Validate(_) | Error::Render(_) | Error::Foreign(_) => None,
+        };
+        matches!(kube, Some(kube::Error::Api(status)) if status.code == 404)
+    }
+}
+
+/// The class of an API error by its HTTP status.
+fn kube_class(error: &kube::Error) -> &'static str {
+    match error {
+        kube::Error::Api(status) => match status.code {
+            409 => "kube_conflict",
+            400 | 422 => "kube_invalid",
+            401 | 403 => "kube_forbidden",
+            404 => "kube_not_found",
+            _ => "kube_api",
+        },
+        _ => "kube_transport",
     }
 }
 
@@ -71,44 +231,71 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 mod tests {
     use super::*;
 
-    fn api_error(code: u16) -> Error {
+    fn api(code: u16) -> kube::Error {
         let status = kube::core::Status::failure("boom", "Reason").with_code(code);
-        Error::Kube(kube::Error::Api(Box::new(status)))
+        kube::Error::Api(Box::new(status))
     }
 
     #[test]
-    fn metric_labels_are_stable_and_distinguish_api_failures() {
-        assert_eq!(api_error(409).metric_label(), "kube_conflict");
-        assert_eq!(api_error(422).metric_label(), "kube_invalid");
-        assert_eq!(api_error(500).metric_label(), "kube_api");
-        assert_eq!(
-            Error::InvalidSpec("x".into()).metric_label(),
-            "invalid_spec"
-        );
-        assert_eq!(
-            Error::InvalidObject("x".into()).metric_label(),
-            "invalid_object"
-        );
-        assert_eq!(
-            Error::MissingObjectKey("uid").metric_label(),
-            "missing_object_key"
-        );
-        assert_eq!(
-            Error::DependencyMissing("keda".into()).metric_label(),
-            "dependency_missing"
-        );
+    fn labels_name_the_step_and_the_api_error_class() {
+        let cases = [
+            (
+                Error::apply("Deployment/a", api(409)),
+                "apply",
+                "kube_conflict",
+            ),
+            (
+                Error::apply("Deployment/a", api(422)),
+                "apply",
+                "kube_invalid",
+            ),
+            (
+                Error::prune("ScaledObject/a", api(500)),
+                "prune",
+                "kube_api",
+            ),
+            (
+                Error::status("InferenceService/a", api(403)),
+                "status",
+                "kube_forbidden",
+            ),
+            (Error::fetch("Jobs", api(404)), "fetch", "kube_not_found"),
+            (
+                Error::Validate(Invalid::MissingKey("metadata.uid")),
+                "validate",
+                "missing_object_key",
+            ),
+            (
+                Error::Validate(Invalid::Schema("x".into())),
+                "validate",
+                "invalid_object",
+            ),
+            (
+                Error::Render(RenderError::NoGateway),
+                "render",
+                "invalid_spec",
+            ),
+        ];
+        for (error, step, class) in cases {
+            assert_eq!(
+                (error.step().as_str(), error.metric_label()),
+                (step, class),
+                "{error}"
+            );
+        }
         let serde = serde_json::from_str::<u8>("x").unwrap_err();
-        let err = Error::Serialization {
-            what: "Deployment a".into(),
-            source: serde,
-        };
+        let err = Error::apply("Deployment/a", serde);
         assert_eq!(err.metric_label(), "serialization");
+        assert_eq!(
+            err.to_string(),
+            "apply Deployment/a: serializing: expected value at line 1 column 1"
+        );
     }
 
     #[test]
     fn not_found_is_only_a_404() {
-        assert!(api_error(404).is_not_found());
-        assert!(!api_error(409).is_not_found());
-        assert!(!Error::InvalidSpec("x".into()).is_not_found());
+        assert!(Error::status("x", api(404)).is_not_found());
+        assert!(!Error::status("x", api(409)).is_not_found());
+        assert!(!Error::Render(RenderError::NoGateway).is_not_found());
     }
 }

@@ -77,8 +77,8 @@ fn truncate(mut text: String, max: usize) -> String {
 }
 
 /// Reports an object of `kind` that does not deserialize into its Rust type (kube's
-/// [`DeserializeGuard`](kube::core::DeserializeGuard) caught it): counted as `invalid_object` in
-/// the reconcile error metric, logged, and told to the user in a Warning Event. The watch, and so
+/// [`DeserializeGuard`](kube::core::DeserializeGuard) caught it): counted as step `validate`,
+/// error `invalid_object` in the reconcile error metric, logged, and told to the user in a Warning Event. The watch, and so
 /// every other object of the kind, is unaffected. Returns the action for the reconcile: wait for
 /// the next change of the object.
 pub async fn report_invalid<K>(
@@ -91,8 +91,9 @@ where
     K: kube::Resource<DynamicType = ()>,
 {
     use kube::Resource as _;
-    ctx.metrics.reconcile_failed(kind, "invalid_object");
-    tracing::warn!(object = %super::context::object_key(kind, object), error = %invalid.error, "invalid {kind}");
+    let error = super::Error::Validate(super::error::Invalid::Schema(invalid.error.to_string()));
+    ctx.count_error(kind, &error);
+    tracing::warn!(object = %super::context::object_key(kind, object), %error, "invalid {kind}");
     warning(
         &ctx.recorder,
         &object.object_ref(&()),

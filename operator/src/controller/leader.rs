@@ -10,9 +10,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::{Api, Client};
-use kube_lease_manager::{LeaseManager, LeaseManagerBuilder};
-
-use super::error::Result;
+use kube_lease_manager::{LeaseManager, LeaseManagerBuilder, LeaseManagerError};
 
 /// Default Lease duration in seconds: a killed leader is replaced within about this long.
 pub const DEFAULT_LEASE_DURATION_SECONDS: u64 = 15;
@@ -59,16 +57,19 @@ pub fn default_identity() -> String {
 /// is reachable and the Lease usable.
 ///
 /// # Errors
-/// [`Error::Lease`](super::Error::Lease) when the Lease cannot be read or created (RBAC, network).
-pub async fn lease_manager(client: Client, settings: &LeaseSettings) -> Result<LeaseManager> {
-    Ok(LeaseManagerBuilder::new(client, &settings.name)
+/// [`LeaseManagerError`] when the Lease cannot be read or created (RBAC, network).
+pub async fn lease_manager(
+    client: Client,
+    settings: &LeaseSettings,
+) -> Result<LeaseManager, LeaseManagerError> {
+    LeaseManagerBuilder::new(client, &settings.name)
         .with_namespace(&settings.namespace)
         .with_identity(&settings.identity)
         .with_duration(settings.duration_seconds)
         .with_grace(settings.grace_seconds)
         .with_field_manager(format!("model-fleet-operator-lease-{}", settings.identity))
         .build()
-        .await?)
+        .await
 }
 
 /// Whether `lease` says `identity` holds it at `now`: it is the holder and `renewTime + leaseDurationSeconds` is

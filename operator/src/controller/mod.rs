@@ -2,11 +2,12 @@
 //!
 //! DESIGN.md sections 1 and 5: a reconcile is fetch -> validate -> render (pure) -> apply/prune -> status. This
 //! module holds the thin API layer around the pure middle:
-//! - [`error`]: the one [`Error`] enum with `metric_label()`;
+//! - [`error`]: the one [`Error`] enum, one variant per step, with `step()` and `metric_label()`;
 //! - [`context`]: [`Context`] (client, Event recorder, metrics, health, flags, discovery, backoff);
 //! - [`apply`]: server-side apply of children (field manager `model-fleet-operator`, force, `fieldValidation=Strict`),
 //!   replica hand-over, pruning by owner UID;
-//! - [`diff`]: the pure zero-writes checks; [`status`]: the status writer; [`conditions`]: the condition table;
+//! - [`diff`]: the pure zero-writes checks; [`status`]: the status writer (what a status says is computed by
+//!   `model_fleet_api::status`);
 //! - [`discovery`]: KEDA / Gateway API CRD presence (`DependencyMissing`);
 //! - [`backoff`]: per-object error backoff; [`events`]: Events; [`failpoint`]: crash injection for tests;
 //! - [`reconcile`]: the frame around every kind's reconcile (metrics, invalid objects, backoff, error status);
@@ -16,7 +17,6 @@
 
 pub mod apply;
 pub mod backoff;
-pub mod conditions;
 pub mod context;
 pub mod dataset;
 pub mod diff;
@@ -31,5 +31,5 @@ pub mod runtime;
 pub mod status;
 pub mod training;
 
-pub use context::{Context, GatewayRef, OperatorConfig};
+pub use context::{Context, OperatorConfig};
 pub use error::{Error, Result};

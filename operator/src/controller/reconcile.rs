@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use kube::Resource;
 use kube::core::DeserializeGuard;
-use kube::runtime::controller::Action;
+use kube::runtime::controller::{Action, Error as ControllerError};
 
 use super::context::Context;
-use super::error::{Error, Result};
+use super::error::{Error, Invalid, Result};
 use super::events;
 
 /// The identity facts every step of a reconcile needs, present on any object the API server
@@ -36,11 +36,13 @@ impl Owner {
     /// server's (schema and CEL) and render's (datasets, fit budget, gateway) job.
     ///
     /// # Errors
-    /// [`Error::MissingObjectKey`] naming the absent field.
+    /// [`Error::Validate`] naming the absent field.
     pub fn of<K: Resource>(object: &K) -> Result<Owner> {
         let meta = object.meta();
         let key = |value: &Option<String>, field: &'static str| {
-            value.clone().ok_or(Error::MissingObjectKey(field))
+            value
+                .clone()
+                .ok_or(Error::Validate(Invalid::MissingKey(field)))
         };
         Ok(Owner {
             name: key(&meta.name, "metadata.name")?,
@@ -113,4 +115,25 @@ pub fn error_policy<K: Reconcile>(
     ctx: Arc<Context>,
 ) -> Action {
     ctx.reconcile_failed(K::KIND, object.as_ref(), error)
+}
+
+/// Reports one item of a `Controller::run` stream for kind `K`. Reconcile failures were already reported by
+/// [`reconcile`] and [`error_policy`] (status, event, metric); what only the stream carries is logged here: a
+/// watch or list that fails (most often `Forbidden`, when the operator's ClusterRole lacks `list`/`watch` on a
+/// kind it watches, or a CRD removed while watched). The controller retries those with backoff, so they are
+/// warnings, not a reason to exit.
+pub async fn report_stream_item<E, Q>(
+    kind: &'static str,
+    item: std::result::Result<impl Debug, ControllerError<E, Q>>,
+) where
+    E: std::error::Error + 'static,
+    Q: std::error::Error + 'static,
+{
+    match item {
+        Ok(_) | Err(ControllerError::ReconcilerFailed(..)) => {}
+        Err(ControllerError::QueueError(error)) => {
+            tracing::warn!(kind, error = %error, "watch of {kind} or its children failed; retrying with backoff");
+        }
+        Err(error) => tracing::warn!(kind, error = %error, "controller stream error"),
+    }
 }

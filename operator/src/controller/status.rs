@@ -2,7 +2,7 @@
 //!
 //! DESIGN.md section 5: status via the status subresource with `observedGeneration`; a reconcile of an unchanged
 //! object performs zero writes. The caller passes the desired status (with conditions already merged by
-//! [`conditions::merge`](super::conditions::merge), which keeps `lastTransitionTime`s); the writer compares it with
+//! [`conditions::merge`], which keeps `lastTransitionTime`s); the writer compares it with
 //! the current status ignoring timestamps ([`diff::status_differs`](super::diff::status_differs)) and writes only a
 //! difference.
 
@@ -12,10 +12,12 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::apply::FIELD_MANAGER;
-use super::conditions::{self, DesiredCondition};
+use model_fleet_api::conditions;
+use model_fleet_api::render::FIELD_MANAGER;
+use model_fleet_api::status::{Draft, HasConditions};
+
 use super::diff::status_differs;
 use super::error::{Error, Result};
 use super::reconcile::Owner;
@@ -36,7 +38,7 @@ pub enum StatusWrite {
 /// manager [`FIELD_MANAGER`], so fields the operator stops setting are removed.
 ///
 /// # Errors
-/// [`Error::Serialization`] for an unserializable status, [`Error::Kube`] for the request.
+/// [`Error::Status`]: an unserializable status, or the request failed.
 pub async fn write_status<K, S>(
     api: &Api<K>,
     name: &str,
@@ -47,12 +49,9 @@ where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
     S: Serialize,
 {
-    let to_json = |status: &S| {
-        serde_json::to_value(status).map_err(|source| Error::Serialization {
-            what: format!("{} {name} status", K::kind(&())),
-            source,
-        })
-    };
+    let object = || format!("{}/{name}", K::kind(&()));
+    let to_json =
+        |status: &S| serde_json::to_value(status).map_err(|source| Error::status(object(), source));
     let desired = to_json(desired)?;
     let current = current.map(to_json).transpose()?;
     if !status_differs(current.as_ref(), &desired) {
@@ -64,34 +63,40 @@ where
         &PatchParams::apply(FIELD_MANAGER).force(),
         &Patch::Apply(&body),
     )
-    .await?;
+    .await
+    .map_err(|e| Error::status(object(), e))?;
     Ok(StatusWrite::Written)
 }
 
-/// The status step of a reconcile: merges the `desired` conditions into `current_conditions`
-/// (keeping transition times, [`conditions::merge`], `observedGeneration` from `owner`), builds the
-/// status around them with `build`, and writes it with [`write_status`] unless unchanged.
+/// The status step of a reconcile: merges the draft's conditions into the current ones (keeping transition times,
+/// [`conditions::merge`], `observedGeneration` from `owner`), puts them into the draft's status, and writes it with
+/// [`write_status`] unless unchanged.
 ///
-/// Returns the status as it now stands, or `None` when the object was deleted while it was
-/// reconciled (404: nothing to report on, case O-03).
+/// Returns the status as it now stands, or `None` when the object was deleted while it was reconciled (404: nothing
+/// to report on, case O-03).
 ///
 /// # Errors
 /// Those of [`write_status`] other than a 404.
-pub async fn write_with_conditions<K, S>(
+pub async fn write_draft<K, S>(
     api: &Api<K>,
     owner: &Owner,
     current: Option<&S>,
-    current_conditions: &[Condition],
-    desired: &[DesiredCondition],
-    build: impl FnOnce(Vec<Condition>) -> S,
+    draft: Draft<S>,
 ) -> Result<Option<S>>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
-    S: Serialize,
+    S: Serialize + HasConditions,
 {
     let now = Time(k8s_openapi::jiff::Timestamp::now());
-    let merged = conditions::merge(current_conditions, desired, owner.generation, &now);
-    let status = build(merged);
+    let current_conditions = current.map(HasConditions::conditions).unwrap_or_default();
+    let merged = conditions::merge(
+        current_conditions,
+        &draft.conditions,
+        owner.generation,
+        &now,
+    );
+    let mut status = draft.status;
+    status.set_conditions(merged);
     match write_status(api, &owner.name, current, &status).await {
         Ok(_) => Ok(Some(status)),
         Err(error) if error.is_not_found() => Ok(None),

@@ -2,8 +2,10 @@
 //!
 //! Exposed series (all labelled by `kind`, the custom resource kind, e.g. `InferenceService`):
 //! - `model_fleet_reconciles_total`: reconciles started (counter);
-//! - `model_fleet_reconcile_errors_total{error=...}`: reconciles that failed, labelled with the error's
-//!   [`metric_label`](crate::controller::Error::metric_label) so `/metrics` shows *which* failure rises (counter);
+//! - `model_fleet_reconcile_errors_total{step=...,error=...}`: reconciles that failed, labelled with the failed
+//!   [`step`](crate::controller::Error::step) (`fetch`, `validate`, `render`, `apply`, `prune`, `status`) and the
+//!   error's [`metric_label`](crate::controller::Error::metric_label) class, so `/metrics` shows *which* failure
+//!   rises (counter);
 //! - `model_fleet_reconcile_duration_seconds`: wall time of each reconcile in seconds (histogram).
 
 use std::sync::Arc;
@@ -22,11 +24,13 @@ pub struct KindLabels {
     pub kind: String,
 }
 
-/// Labels of the error counter: the kind plus the error's stable `metric_label`.
+/// Labels of the error counter: the kind, the failed step and the error's stable `metric_label`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ErrorLabels {
     /// Custom resource kind being reconciled.
     pub kind: String,
+    /// Reconcile step that failed (`controller::Error::step`).
+    pub step: String,
     /// Stable, low-cardinality error class from `controller::Error::metric_label`.
     pub error: String,
 }
@@ -73,7 +77,7 @@ impl Metrics {
         );
         registry.register(
             "reconcile_errors",
-            "Reconciles that returned an error, by kind and error class",
+            "Reconciles that returned an error, by kind, step and error class",
             errors.clone(),
         );
         registry.register(
@@ -101,11 +105,12 @@ impl Metrics {
         }
     }
 
-    /// Counts a failed reconcile of `kind` under the error class `error` (a `metric_label`).
-    pub fn reconcile_failed(&self, kind: &str, error: &str) {
+    /// Counts a failed reconcile of `kind` at `step` under the error class `error` (a `metric_label`).
+    pub fn reconcile_failed(&self, kind: &str, step: &str, error: &str) {
         self.errors
             .get_or_create(&ErrorLabels {
                 kind: kind.to_owned(),
+                step: step.to_owned(),
                 error: error.to_owned(),
             })
             .inc();
@@ -120,11 +125,12 @@ impl Metrics {
             .get()
     }
 
-    /// Number of failed reconciles of `kind` with error class `error` counted so far.
-    pub fn errors(&self, kind: &str, error: &str) -> u64 {
+    /// Number of failed reconciles of `kind` at `step` with error class `error` counted so far.
+    pub fn errors(&self, kind: &str, step: &str, error: &str) -> u64 {
         self.errors
             .get_or_create(&ErrorLabels {
                 kind: kind.to_owned(),
+                step: step.to_owned(),
                 error: error.to_owned(),
             })
             .get()
@@ -164,10 +170,11 @@ mod tests {
         let metrics = Metrics::new();
         drop(metrics.reconcile_started("InferenceService"));
         drop(metrics.reconcile_started("InferenceService"));
-        metrics.reconcile_failed("InferenceService", "kube_api");
+        metrics.reconcile_failed("InferenceService", "prune", "kube_api");
         assert_eq!(metrics.reconciles("InferenceService"), 2);
         assert_eq!(metrics.reconciles("TrainingRun"), 0);
-        assert_eq!(metrics.errors("InferenceService", "kube_api"), 1);
+        assert_eq!(metrics.errors("InferenceService", "prune", "kube_api"), 1);
+        assert_eq!(metrics.errors("InferenceService", "status", "kube_api"), 0);
 
         let text = metrics.encode().unwrap();
         assert!(
@@ -176,7 +183,7 @@ mod tests {
         );
         assert!(
             text.contains(
-                r#"model_fleet_reconcile_errors_total{kind="InferenceService",error="kube_api"} 1"#
+                r#"model_fleet_reconcile_errors_total{kind="InferenceService",step="prune",error="kube_api"} 1"#
             ),
             "{text}"
         );

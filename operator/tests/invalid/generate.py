@@ -23,10 +23,14 @@ import yaml
 ROOT = os.path.dirname(os.path.abspath(__file__))
 CRDS = os.path.join(ROOT, "../../../charts/model-fleet-operator/crds")
 
+SHAPE = {
+    "layers": 2, "kvHeads": 1, "attentionHeads": 2, "hiddenSize": 16, "headDim": 8, "dtype": "bf16",
+    "contextTokens": 1024, "sequences": 1,
+}
 GPU = {
     "count": 1,
     "fit": {
-        "modules": [{"name": "m", "weightsGiB": 1, "kvCacheGiB": 1, "placement": "sharded"}],
+        "modules": [{"name": "m", "weightsGiB": 1, "kvCache": {"fromShape": SHAPE}, "placement": "sharded"}],
         "shards": 1,
         "runtimeGiB": 1,
         "marginPercent": 10,
@@ -145,6 +149,22 @@ def cel_cases():
                       [base(kind, volumes=[{"name": "v", "mountPath": "/v"}])]))
         cases.append((f"{s}-volume-two-sources", "spec.volumes[0]", "set exactly one of emptyDir",
                       [base(kind, volumes=[{"name": "v", "mountPath": "/v", "emptyDir": {}, "secret": {"secretName": "s"}}])]))
+        def kv(shape=None, **module):
+            m = {"name": "m", "weightsGiB": 1, "placement": "sharded", "kvCache": {"fromShape": shape or SHAPE}}
+            m.update(module)
+            return base(kind, gpu={"count": 1, "fit": {"modules": [m]}})
+        shape = lambda **kw: {k: v for k, v in {**SHAPE, **kw}.items() if v is not None}
+        fs = "spec.gpu.fit.modules[0].kvCache.fromShape"
+        cases.append((f"{s}-gpu-fit-module-kv-twice", "spec.gpu.fit.modules[0]", "set at most one of kvCacheGiB, kvCache",
+                      [kv(kvCacheGiB=1)]))
+        cases.append((f"{s}-gpu-fit-kv-dtype-missing", fs, "set exactly one of dtype, dtypeBytes",
+                      [kv(shape(dtype=None))]))
+        cases.append((f"{s}-gpu-fit-kv-head-dim-missing", fs, "set headDim (head_dim), or hiddenSize and attentionHeads",
+                      [kv(shape(headDim=None, hiddenSize=None))]))
+        cases.append((f"{s}-gpu-fit-kv-hidden-not-multiple", f"{fs}.hiddenSize", "hiddenSize must be a multiple of attentionHeads",
+                      [kv(shape(headDim=None, hiddenSize=10, attentionHeads=4, kvHeads=1))]))
+        cases.append((f"{s}-gpu-fit-kv-heads-not-grouped", f"{fs}.kvHeads", "attentionHeads must be a multiple of kvHeads",
+                      [kv(shape(attentionHeads=6, kvHeads=4))]))
         cases.append((f"{s}-gpu-fit-needs-count", "spec.gpu.count", "gpu.count must be at least 1",
                       [base(kind, gpu={"count": 0, "fit": {"modules": [{"name": "m", "weightsGiB": 1, "placement": "sharded"}]}})]))
     i = "InferenceService"

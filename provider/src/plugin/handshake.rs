@@ -81,18 +81,23 @@ pub fn handshake_line(version: u32, addr: SocketAddr, server_cert_der: Option<&[
 }
 
 /// The `TF_REATTACH_PROVIDERS` JSON for debug mode: Terraform connects to an already running
-/// plugin at `addr` (plaintext) instead of starting one.
-pub fn reattach_json(provider_address: &str, addr: SocketAddr, pid: u32) -> String {
-    serde_json::json!({
-        provider_address: {
-            "Protocol": "grpc",
-            "ProtocolVersion": APP_PROTOCOL_VERSION,
-            "Pid": pid,
-            "Test": true,
-            "Addr": { "Network": "tcp", "String": addr.to_string() },
-        }
-    })
-    .to_string()
+/// plugin at `addr` (plaintext) instead of starting one. One entry per address in
+/// `provider_addresses`, all naming this process: Terraform reads `modelfleet/modelfleet` as
+/// `registry.terraform.io/...`, OpenTofu as `registry.opentofu.org/...`, and each ignores the
+/// entry its configuration does not use.
+pub fn reattach_json(provider_addresses: &[&str], addr: SocketAddr, pid: u32) -> String {
+    let entry = serde_json::json!({
+        "Protocol": "grpc",
+        "ProtocolVersion": APP_PROTOCOL_VERSION,
+        "Pid": pid,
+        "Test": true,
+        "Addr": { "Network": "tcp", "String": addr.to_string() },
+    });
+    let map: serde_json::Map<String, serde_json::Value> = provider_addresses
+        .iter()
+        .map(|address| ((*address).to_owned(), entry.clone()))
+        .collect();
+    serde_json::Value::Object(map).to_string()
 }
 
 #[cfg(test)]
@@ -147,17 +152,23 @@ mod tests {
     }
 
     #[test]
-    fn reattach_names_the_provider() {
+    fn reattach_names_the_provider_for_both_clis() {
         let addr: SocketAddr = "127.0.0.1:1".parse().unwrap();
         let json: serde_json::Value = serde_json::from_str(&reattach_json(
-            "registry.terraform.io/modelfleet/modelfleet",
+            &[
+                "registry.terraform.io/modelfleet/modelfleet",
+                "registry.opentofu.org/modelfleet/modelfleet",
+            ],
             addr,
             9,
         ))
         .unwrap();
-        let entry = &json["registry.terraform.io/modelfleet/modelfleet"];
-        assert_eq!(entry["ProtocolVersion"], 5);
-        assert_eq!(entry["Addr"]["String"], "127.0.0.1:1");
-        assert_eq!(entry["Pid"], 9);
+        assert_eq!(json.as_object().unwrap().len(), 2);
+        for host in ["registry.terraform.io", "registry.opentofu.org"] {
+            let entry = &json[format!("{host}/modelfleet/modelfleet")];
+            assert_eq!(entry["ProtocolVersion"], 5);
+            assert_eq!(entry["Addr"]["String"], "127.0.0.1:1");
+            assert_eq!(entry["Pid"], 9);
+        }
     }
 }

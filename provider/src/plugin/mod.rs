@@ -18,8 +18,12 @@ use tokio::net::TcpListener;
 use crate::proto::plugin::grpc_controller_server::GrpcControllerServer;
 use crate::proto::tfplugin5::provider_server::{Provider, ProviderServer};
 
-/// Registry address printed in debug mode's `TF_REATTACH_PROVIDERS`.
-pub const PROVIDER_ADDRESS: &str = "registry.terraform.io/modelfleet/modelfleet";
+/// Registry addresses printed in debug mode's `TF_REATTACH_PROVIDERS`: `modelfleet/modelfleet` as
+/// Terraform and as OpenTofu qualify it (their default registry hosts differ).
+pub const PROVIDER_ADDRESSES: [&str; 2] = [
+    "registry.terraform.io/modelfleet/modelfleet",
+    "registry.opentofu.org/modelfleet/modelfleet",
+];
 
 /// How the plugin serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,47 +86,12 @@ pub async fn serve<P: Provider>(
     let addr = listener.local_addr()?;
     let controller = controller::Controller::new();
 
-    {
-        let mut stdout = std::io::stdout().lock();
-        match mode {
-            Mode::Managed => {
-                let line = handshake::handshake_line(version, addr, server_cert.as_deref());
-                writeln!(stdout, "{line}")?;
-            }
-            Mode::Debug => {
-                let json = handshake::reattach_json(PROVIDER_ADDRESS, addr, std::process::id());
-                writeln!(
-                    stdout,
-                    "Provider serving in debug mode. In another shell, run Terraform with:\n\n\
-                     \texport TF_REATTACH_PROVIDERS='{json}'\n"
-                )?;
-            }
-        }
-        stdout.flush()?;
-    }
+    announce(mode, version, addr, server_cert.as_deref())?;
     tracing::info!(%addr, tls = tls_config.is_some(), "plugin serving");
 
     let incoming = conn::incoming(listener, tls_config);
     let stopping = Arc::new(tokio::sync::Notify::new());
-    let stop = {
-        let controller = controller.clone();
-        let stopping = stopping.clone();
-        async move {
-            match mode {
-                Mode::Managed => {
-                    tokio::select! {
-                        () = controller.wait() => {}
-                        () = terminate_signal() => {}
-                    }
-                }
-                // A debug instance serves many Terraform runs; only Ctrl-C ends it.
-                Mode::Debug => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-            stopping.notify_one();
-        }
-    };
+    let stop = stop_signal(mode, controller.clone(), stopping.clone());
     if mode == Mode::Managed {
         ignore_interrupts();
     }
@@ -139,6 +108,52 @@ pub async fn serve<P: Provider>(
         } => tracing::debug!("connections still open after the grace period; exiting"),
     }
     Ok(())
+}
+
+/// The first stdout line Terraform reads (managed), or the reattach instructions (debug).
+fn announce(
+    mode: Mode,
+    version: u32,
+    addr: std::net::SocketAddr,
+    server_cert: Option<&[u8]>,
+) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match mode {
+        Mode::Managed => {
+            let line = handshake::handshake_line(version, addr, server_cert);
+            writeln!(stdout, "{line}")?;
+        }
+        Mode::Debug => {
+            let json = handshake::reattach_json(&PROVIDER_ADDRESSES, addr, std::process::id());
+            writeln!(
+                stdout,
+                "Provider serving in debug mode. In another shell, run Terraform (or OpenTofu) with:\n\n\
+                 \texport TF_REATTACH_PROVIDERS='{json}'\n"
+            )?;
+        }
+    }
+    stdout.flush()
+}
+
+/// Resolves when the plugin should stop: the controller's Shutdown or SIGTERM (managed), Ctrl-C (debug: a debug
+/// instance serves many Terraform runs); `stopping` is notified then.
+async fn stop_signal(
+    mode: Mode,
+    controller: controller::Controller,
+    stopping: Arc<tokio::sync::Notify>,
+) {
+    match mode {
+        Mode::Managed => {
+            tokio::select! {
+                () = controller.wait() => {}
+                () = terminate_signal() => {}
+            }
+        }
+        Mode::Debug => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+    stopping.notify_one();
 }
 
 /// SIGTERM (Terraform's fallback after the controller) ends the plugin.

@@ -1,93 +1,160 @@
-//! `modelfleet_inference`: one InferenceService custom resource (DESIGN.md section 3,
-//! "InferenceService"; section 6 for the plan-time and run-time attributes).
+//! `modelfleet_inference`: one InferenceService custom resource (DESIGN.md section 3, "InferenceService"; section 6
+//! for the plan-time and run-time attributes).
 //!
-//! The schema is derived from the shared API type's CRD (`model_fleet_operator::api::InferenceService`),
-//! so a field added to the API appears here with no hand-kept list. Every spec field may change
-//! in place (the operator rolls the Deployment); `name` and `namespace` require replacement.
-//! Added attributes: `capacity_class`, `per_gpu_memory_gib`, `url` (plan time), `ready`,
-//! `ready_replicas` (refreshed), `wait_for` (`none`, `reconciled`, `ready`).
+//! The schema is derived from the shared API type's CRD, so a field added to the API appears here with no hand-kept
+//! list. Every spec field changes in place (the operator rolls the Deployment); `name` and `namespace` require
+//! replacement. Computed: `capacity_class`, `per_gpu_memory_gib`, `url` (plan time), `ready`, `ready_replicas`
+//! (refreshed). `wait_for`: `none`, `reconciled`, `ready`. To add a computed attribute, add one [`Computed`] entry to
+//! [`Inference::COMPUTED`] and its function here.
 
-use kube::core::ApiResource;
-use model_fleet_operator::api::InferenceService;
+use model_fleet_api::conditions::{ConditionType, Reason};
+use model_fleet_api::render::gateway_url;
+use model_fleet_api::status::inference::scale_from_zero_warning_of;
+use model_fleet_api::{Gateway, InferenceService};
+use serde_json::Value as Json;
 
-use super::computed::WorkloadKind;
-use super::custom::CustomResourceType;
-use super::workload::{WorkloadResource, spec_schema_of};
+use super::capacity::{CAPACITY_CLASS, KV_CACHE_PER_GPU_MIB, PER_GPU_MEMORY_GIB, fit_warnings};
+use super::kind::{Computed, Kind, Mutable, PlanInputs, Source, WaitState};
+use super::object::CustomResource;
+use super::wait::{self, condition};
+use crate::diag::{AttrPath, Diagnostics};
+use crate::value::{Number, Type, Value};
 
-/// Terraform type name.
-pub const TYPE_NAME: &str = "modelfleet_inference";
+/// The `modelfleet_inference` kind.
+pub struct Inference;
+
+/// `wait_for` value: the Ready condition is True.
+pub const READY: &str = "ready";
+
+impl Kind for Inference {
+    type Object = InferenceService;
+    const TYPE_NAME: &'static str = "modelfleet_inference";
+    const DESCRIPTION: &'static str = "A Model Fleet InferenceService: a model server Deployment with its Service, \
+        optional HTTPRoute and KEDA ScaledObject. Every spec field changes in place.";
+    const MUTABLE: Mutable = Mutable::All;
+    const COMPUTED: &'static [Computed] = &[
+        CAPACITY_CLASS,
+        PER_GPU_MEMORY_GIB,
+        KV_CACHE_PER_GPU_MIB,
+        Computed {
+            name: "url",
+            ty: Type::String,
+            description: "`http://<first gateway hostname><path_prefix>`, computed at plan time; null without \
+                          gateway hostnames.",
+            source: Source::Plan {
+                inputs: &["gateway"],
+                value: url,
+            },
+        },
+        Computed {
+            name: "ready",
+            ty: Type::Bool,
+            description: "Whether the Ready condition is True (refreshed on read).",
+            source: Source::Live(ready),
+        },
+        Computed {
+            name: "ready_replicas",
+            ty: Type::Number,
+            description: "Ready replicas of the Deployment (refreshed on read).",
+            source: Source::Live(ready_replicas),
+        },
+    ];
+    const WAIT_VALUES: &'static [&'static str] = &[wait::NONE, wait::RECONCILED, READY];
+
+    fn wait(wait_for: &str, object: &Json, state: &Value) -> WaitState {
+        if wait_for != READY {
+            return WaitState::Failed(format!("unknown wait_for {wait_for:?}"));
+        }
+        let capacity_class = state.get(CAPACITY_CLASS.name).and_then(Value::as_str);
+        ready_state(object, capacity_class)
+    }
+
+    /// The fit's warning, and `ScaleFromZeroUnreachable` (the operator's `ScalingReady` warning) on
+    /// `scaling.triggers` when the service can reach 0 but no trigger could wake it.
+    fn warnings(spec: &serde_json::Map<String, Json>) -> Diagnostics {
+        let mut diags = fit_warnings(spec.get("gpu"));
+        let (intent, replicas, scaling) = (
+            part(spec, "intent"),
+            part(spec, "replicas"),
+            part(spec, "scaling"),
+        );
+        if let Some(warning) =
+            scale_from_zero_warning_of(intent, replicas.as_ref(), scaling.as_ref())
+        {
+            diags.push_warning(
+                Some(AttrPath::attrs(&["scaling", "triggers"])),
+                "Scale to zero without a trigger that can wake it (ScaleFromZeroUnreachable)",
+                warning,
+            );
+        }
+        diags
+    }
+}
+
+/// The spec field `name` as `T`, `None` when absent or not of that shape (validation reports the latter).
+fn part<T: serde::de::DeserializeOwned>(
+    spec: &serde_json::Map<String, Json>,
+    name: &str,
+) -> Option<T> {
+    serde_json::from_value(spec.get(name)?.clone()).ok()
+}
 
 /// The resource type.
 ///
 /// # Panics
-/// Never in practice: a collision between the API and the built-in attributes is caught by this
-/// module's tests.
+/// Never in practice: a collision between the API and the built-in attributes is caught by this module's tests.
 #[allow(clippy::expect_used)]
-pub fn inference() -> WorkloadResource {
-    let spec_schema = spec_schema_of::<InferenceService>();
-    let mutable: Vec<&str> = spec_schema
-        .get("properties")
-        .and_then(serde_json::Value::as_object)
-        .map(|p| p.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    let api = ApiResource::erase::<InferenceService>(&());
-    let inner = CustomResourceType::new(
-        TYPE_NAME,
-        api.clone(),
-        &spec_schema,
-        &mutable,
-        "A Model Fleet InferenceService: a model server Deployment with its Service, optional \
-         HTTPRoute and KEDA ScaledObject. Every spec field changes in place.",
+pub fn inference() -> CustomResource<Inference> {
+    CustomResource::new().expect("InferenceService API fits the resource layout")
+}
+
+fn url(inputs: &PlanInputs<'_>) -> Result<Value, Diagnostics> {
+    let Some(gateway) = inputs.spec.get("gateway") else {
+        return Ok(Value::Null);
+    };
+    let gateway: Gateway = serde_json::from_value(gateway.clone()).map_err(|e| {
+        Diagnostics::error_at(
+            AttrPath::attrs(&["gateway"]),
+            "Invalid gateway block",
+            e.to_string(),
+        )
+    })?;
+    Ok(gateway_url(&gateway).map_or(Value::Null, Value::string))
+}
+
+fn ready(object: &Json) -> Value {
+    Value::Bool(
+        condition(object, ConditionType::Ready.as_str())
+            .is_some_and(|c| c.get("status").and_then(Json::as_str) == Some("True")),
     )
-    .expect("InferenceService API fits the resource layout");
-    WorkloadResource::new(inner, WorkloadKind::Inference, api, spec_schema)
+}
+
+fn ready_replicas(object: &Json) -> Value {
+    let replicas = object
+        .pointer("/status/readyReplicas")
+        .and_then(Json::as_i64)
+        .unwrap_or(0);
+    Value::Number(Number::from(replicas))
+}
+
+/// `ready`: waits for Ready=True; an Unschedulable message names the class no node offers.
+fn ready_state(object: &Json, capacity_class: Option<&str>) -> WaitState {
+    let Some(ready) = condition(object, ConditionType::Ready.as_str()) else {
+        return WaitState::Waiting("the Ready condition is not set yet".into());
+    };
+    let text = |key: &str| ready.get(key).and_then(Json::as_str).unwrap_or_default();
+    if text("status") == "True" {
+        return WaitState::Done;
+    }
+    let (reason, message) = (text("reason"), text("message"));
+    if reason == Reason::Unschedulable.as_str() {
+        let class = capacity_class
+            .map(|c| format!(": no node of class {c}"))
+            .unwrap_or_default();
+        return WaitState::Waiting(format!("pods Unschedulable{class} ({message})"));
+    }
+    WaitState::Waiting(format!("not Ready: {reason}: {message}"))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::resources::Resource as _;
-    use crate::schema::Nesting;
-    use crate::value::Type;
-
-    #[test]
-    fn schema_follows_the_api() {
-        let resource = inference();
-        let block = &resource.schema().block;
-        assert_eq!(block.invariant_violations(""), Vec::<String>::new());
-        let container = block.nested("container").unwrap();
-        assert_eq!(
-            (container.nesting, container.min_items),
-            (Nesting::Single, 1)
-        );
-        let resources = container.block.nested("resources").unwrap();
-        assert_eq!(
-            resources.block.attribute("requests").unwrap().ty,
-            Type::map(Type::String),
-            "quantities are a map of strings"
-        );
-        let fit = block.nested("gpu").unwrap().block.nested("fit").unwrap();
-        assert_eq!(fit.block.attribute("runtime_gib").unwrap().ty, Type::Number);
-        assert_eq!(fit.block.nested("modules").unwrap().nesting, Nesting::List);
-        for computed in [
-            "capacity_class",
-            "per_gpu_memory_gib",
-            "url",
-            "ready",
-            "ready_replicas",
-        ] {
-            let attr = block.attribute(computed).unwrap();
-            assert!(attr.computed && !attr.optional, "{computed}");
-        }
-        assert!(block.attribute("wait_for").unwrap().optional);
-        assert!(block.attribute("intent").unwrap().optional);
-    }
-
-    #[test]
-    fn only_name_and_namespace_replace() {
-        assert_eq!(
-            inference().inner().replacing_attributes(),
-            vec!["name".to_string(), "namespace".to_string()]
-        );
-    }
-}
+mod tests;

@@ -1,18 +1,27 @@
-//! Managed resources: the [`Resource`] trait every `modelfleet_*` type implements, the registry
-//! the gRPC server dispatches on, and the shared machinery for custom-resource-backed types.
+//! Managed resources: the [`Resource`] trait every `modelfleet_*` type implements and the registry the gRPC server
+//! dispatches on.
+//!
+//! Layers (DESIGN.md section 2): [`kind`] is the one small trait per resource kind ([`inference`], [`training`],
+//! [`dataset`]: extra attributes, plan-time values, refreshed facts, wait rule); [`object`] is the generic
+//! custom-resource type built on a kind (schema, read, apply, import, delete); [`plan`] holds the plan modifiers in
+//! one place; [`fields`] derives the spec schema from the CRD and converts values; [`validate`], [`wait`],
+//! [`quantity`], [`managed`], [`timeouts`], [`api_error`] and [`capacity`] are the shared pieces.
 
-pub mod computed;
-pub mod custom;
+pub mod api_error;
+pub mod attributes;
+pub mod capacity;
 pub mod dataset;
 pub mod fields;
 pub mod inference;
+pub mod kind;
 pub mod managed;
-pub mod names;
+pub mod object;
+pub mod plan;
 pub mod quantity;
-pub mod status;
 pub mod timeouts;
 pub mod training;
-pub mod workload;
+pub mod validate;
+pub mod wait;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -46,6 +55,8 @@ pub struct Planned {
     pub state: Value,
     /// Attributes whose change forces replacement.
     pub requires_replace: Vec<AttrPath>,
+    /// Warnings about the planned configuration ([`kind::Kind::warnings`]), shown once by `terraform plan`.
+    pub warnings: Diagnostics,
 }
 
 /// A managed resource type.

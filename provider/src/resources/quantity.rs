@@ -1,110 +1,33 @@
-//! Kubernetes resource quantities (`500m`, `0.5`, `1.5Gi`, `1e3`) compared by value, so a
-//! semantically equal quantity written differently outside Terraform shows no diff (case P-01).
+//! Kubernetes resource quantities (`500m`, `0.5`, `1.5Gi`, `1e3`) compared by amount in Terraform values, so a
+//! semantically equal quantity written differently outside Terraform shows no diff (case P-01). The amounts come
+//! from [`model_fleet_api::quantity`] (exact; the operator uses the same implementation).
 //!
-//! Grammar (the `Quantity` description in the CRD, from `k8s.io/apimachinery`): an optional sign,
-//! a decimal number (`1`, `1.5`, `.5`, `5.`) and a suffix: binary `Ki`..`Ei` (powers of 1024),
-//! decimal `n`, `u`, `m`, ``, `k`, `M`, `G`, `T`, `P`, `E` (powers of 1000), or a decimal
-//! exponent `e<n>` / `E<n>`. Values are exact rationals in `i128` (no floats); anything that
-//! overflows or does not parse is `None` and then only compares equal as identical text.
-//!
-//! [`keep_written`] walks a state value along the CRD's OpenAPI schema and keeps the prior
-//! (user-written) text of every `int-or-string` leaf whose new value is equal by value.
+//! [`keep_written`] walks a state value along the CRD's OpenAPI schema and keeps the prior (user-written) form of
+//! every `int-or-string` leaf whose new value is the same amount, and of every `number` leaf whose new value is the
+//! same float64 (the object holds `0.3` for a configured `0.1 + 0.2`, case 4 of issue 24).
 
 use serde_json::Value as Json;
 
+use model_fleet_api::quantity::same_amount;
+
 use super::fields::snake_case;
 use crate::value::Value;
-
-/// An exact quantity `numer / denom` in lowest terms (`denom > 0`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Quantity {
-    numer: i128,
-    denom: i128,
-}
-
-fn gcd(mut a: i128, mut b: i128) -> i128 {
-    a = a.abs();
-    b = b.abs();
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a.max(1)
-}
-
-impl Quantity {
-    fn new(numer: i128, denom: i128) -> Quantity {
-        let g = gcd(numer, denom);
-        Quantity {
-            numer: numer / g,
-            denom: denom / g,
-        }
-    }
-
-    /// Parses a quantity; `None` for malformed text or values beyond `i128` arithmetic.
-    pub fn parse(text: &str) -> Option<Quantity> {
-        let (negative, rest) = match text.strip_prefix('-') {
-            Some(r) => (true, r),
-            None => (false, text.strip_prefix('+').unwrap_or(text)),
-        };
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let (number, suffix) = rest.split_at(number_len);
-        let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
-        if (whole.is_empty() && frac.is_empty()) || frac.contains('.') || frac.len() > 30 {
-            return None;
-        }
-        let digits: i128 = format!("{whole}{frac}").parse().ok()?;
-        let mut numer = if negative { -digits } else { digits };
-        let mut denom = 10i128.checked_pow(u32::try_from(frac.len()).ok()?)?;
-        let (base, power): (i128, i32) = match suffix {
-            "" => (10, 0),
-            "Ki" => (2, 10),
-            "Mi" => (2, 20),
-            "Gi" => (2, 30),
-            "Ti" => (2, 40),
-            "Pi" => (2, 50),
-            "Ei" => (2, 60),
-            "n" => (10, -9),
-            "u" => (10, -6),
-            "m" => (10, -3),
-            "k" => (10, 3),
-            "M" => (10, 6),
-            "G" => (10, 9),
-            "T" => (10, 12),
-            "P" => (10, 15),
-            "E" => (10, 18),
-            exp if exp.starts_with(['e', 'E']) => {
-                let n: i32 = exp[1..].parse().ok()?;
-                (10, n)
-            }
-            _ => return None,
-        };
-        let factor = base.checked_pow(power.unsigned_abs())?;
-        if power >= 0 {
-            numer = numer.checked_mul(factor)?;
-        } else {
-            denom = denom.checked_mul(factor)?;
-        }
-        Some(Quantity::new(numer, denom))
-    }
-}
-
-/// Whether two quantity texts mean the same amount (`0.5` and `500m`, `1.5Gi` and `1536Mi`).
-/// Texts that do not parse are equal only when identical.
-pub fn same_amount(a: &str, b: &str) -> bool {
-    a == b
-        || matches!(
-            (Quantity::parse(a), Quantity::parse(b)),
-            (Some(x), Some(y)) if x == y
-        )
-}
 
 /// Replaces, in `new`, every `int-or-string` leaf (per the OpenAPI `schema` the value was derived
 /// from, Terraform names in snake_case) that is the same amount as the leaf at the same place in
 /// `prior` with the prior text. `prior` is the state as the user wrote it; `new` is what the
 /// cluster holds.
 pub fn keep_written(schema: &Json, prior: &Value, new: &mut Value) {
+    if schema.get("type").and_then(Json::as_str) == Some("number") {
+        if let (Value::Number(before), Value::Number(now)) = (prior, &*new)
+            && before != now
+            && before.nearest_f64().is_some()
+            && before.nearest_f64() == now.nearest_f64()
+        {
+            *new = prior.clone();
+        }
+        return;
+    }
     if schema.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
         if let (Value::String(before), Value::String(now)) = (prior, &*new)
             && before != now
@@ -168,43 +91,6 @@ pub fn spec_equal(spec_schema: &Json, a: &Value, b: &Value) -> bool {
 mod tests {
     use super::*;
 
-    #[test]
-    fn equal_amounts() {
-        for (a, b) in [
-            ("0.5", "500m"),
-            ("1.5Gi", "1536Mi"),
-            ("1000", "1k"),
-            ("1e3", "1k"),
-            ("1E3", "1000"),
-            (".5", "0.5"),
-            ("2", "2000m"),
-            ("1Ki", "1024"),
-            ("+1", "1"),
-            ("1E", "1000P"),
-            ("100u", "100000n"),
-        ] {
-            assert!(same_amount(a, b), "{a} == {b}");
-        }
-    }
-
-    #[test]
-    fn different_amounts() {
-        for (a, b) in [
-            ("0.5", "600m"),
-            ("1Gi", "1G"),
-            ("1k", "1Ki"),
-            ("-1", "1"),
-            ("abc", "abd"),
-            ("1x", "1"),
-        ] {
-            assert!(!same_amount(a, b), "{a} != {b}");
-        }
-        assert!(same_amount("abc", "abc"));
-        assert_eq!(Quantity::parse("1.2.3"), None);
-        assert_eq!(Quantity::parse(""), None);
-        assert_eq!(Quantity::parse("1e999"), None);
-    }
-
     fn schema() -> Json {
         serde_json::json!({"type": "object", "properties": {
             "image": {"type": "string"},
@@ -247,6 +133,24 @@ mod tests {
         let mut read = state("1", "1Gi", "1.0");
         keep_written(&schema(), &prior, &mut read);
         assert_eq!(read, state("1", "1Gi", "1.0"));
+    }
+
+    #[test]
+    fn numbers_equal_as_float64_keep_the_written_form() {
+        let schema =
+            serde_json::json!({"type": "object", "properties": {"runtimeGiB": {"type": "number"}}});
+        let number = |text: &str| {
+            let n = crate::value::Number::parse(text).unwrap();
+            Value::Object([("runtime_gib".to_string(), Value::Number(n))].into())
+        };
+        let written =
+            number("0.3000000000000000000000000000000000000000000000000000000000000000001");
+        let mut live = number("0.3");
+        keep_written(&schema, &written, &mut live);
+        assert_eq!(live, written);
+        let mut other = number("0.31");
+        keep_written(&schema, &written, &mut other);
+        assert_eq!(other, number("0.31"));
     }
 
     #[test]

@@ -1,77 +1,138 @@
-//! `modelfleet_training`: one TrainingRun custom resource (DESIGN.md section 3, "TrainingRun";
-//! section 6 for the plan-time and run-time attributes).
+//! `modelfleet_training`: one TrainingRun custom resource (DESIGN.md section 3, "TrainingRun"; section 6 for the
+//! plan-time and run-time attributes).
 //!
-//! The schema is derived from the shared API type's CRD (`model_fleet_operator::api::TrainingRun`).
-//! Only `intent` and `cancel` change in place (`TRAINING_MUTABLE_FIELDS`, the CRD's immutability
-//! rules: a Job template cannot change, a new attempt is a new run); every other spec field,
-//! `name` and `namespace` require replacement. Added attributes: `capacity_class`,
-//! `per_gpu_memory_gib`, `job_name` (plan time), `phase` (refreshed), `wait_for` (`none`,
-//! `reconciled`, `completed`).
+//! Only `intent` and `cancel` change in place (`TRAINING_MUTABLE_FIELDS`, the CRD's immutability rules: a Job
+//! template cannot change, a new attempt is a new run); every other spec field, `name` and `namespace` require
+//! replacement. Computed: `capacity_class`, `per_gpu_memory_gib`, `job_name` (plan time), `phase` (refreshed).
+//! `wait_for`: `none`, `reconciled`, `completed`.
 
-use kube::core::ApiResource;
-use model_fleet_operator::api::{TRAINING_MUTABLE_FIELDS, TrainingRun};
+use model_fleet_api::conditions::ConditionType;
+use model_fleet_api::render::job_name_of;
+use model_fleet_api::{CompletionMode, TRAINING_MUTABLE_FIELDS, TrainingPhase, TrainingRun};
+use serde_json::Value as Json;
 
-use super::computed::WorkloadKind;
-use super::custom::CustomResourceType;
-use super::workload::{WorkloadResource, spec_schema_of};
+use super::capacity::{CAPACITY_CLASS, KV_CACHE_PER_GPU_MIB, PER_GPU_MEMORY_GIB};
+use super::kind::{Computed, Kind, Mutable, PlanInputs, Source, WaitState};
+use super::object::CustomResource;
+use super::wait::{self, condition};
+use crate::diag::{AttrPath, Diagnostics};
+use crate::value::{Type, Value};
 
-/// Terraform type name.
-pub const TYPE_NAME: &str = "modelfleet_training";
+/// The `modelfleet_training` kind.
+pub struct Training;
+
+/// `wait_for` value: the run's phase is `Succeeded` (fails early on `Failed` or `Cancelled`).
+pub const COMPLETED: &str = "completed";
+
+impl Kind for Training {
+    type Object = TrainingRun;
+    const TYPE_NAME: &'static str = "modelfleet_training";
+    const DESCRIPTION: &'static str = "A Model Fleet TrainingRun: one batch Job. Only intent and cancel change in \
+        place; any other change replaces the run (a new attempt is a new run).";
+    const MUTABLE: Mutable = Mutable::Only(TRAINING_MUTABLE_FIELDS);
+    const COMPUTED: &'static [Computed] = &[
+        CAPACITY_CLASS,
+        PER_GPU_MEMORY_GIB,
+        KV_CACHE_PER_GPU_MIB,
+        Computed {
+            name: "job_name",
+            ty: Type::String,
+            description: "Name of the run's Job, computed at plan time.",
+            source: Source::Plan {
+                inputs: &["completion_mode", "completions", "parallelism"],
+                value: job_name,
+            },
+        },
+        Computed {
+            name: "phase",
+            ty: Type::String,
+            description: "Phase of the run: Pending, Running, Succeeded, Failed, Suspended or Cancelled \
+                          (refreshed on read; null before the operator reports one).",
+            source: Source::Live(phase_value),
+        },
+    ];
+    const WAIT_VALUES: &'static [&'static str] = &[wait::NONE, wait::RECONCILED, COMPLETED];
+
+    fn wait(wait_for: &str, object: &Json, _state: &Value) -> WaitState {
+        if wait_for != COMPLETED {
+            return WaitState::Failed(format!("unknown wait_for {wait_for:?}"));
+        }
+        completed_state(object)
+    }
+}
 
 /// The resource type.
 ///
 /// # Panics
-/// Never in practice: a collision between the API and the built-in attributes is caught by this
-/// module's tests.
+/// Never in practice: a collision between the API and the built-in attributes is caught by this module's tests.
 #[allow(clippy::expect_used)]
-pub fn training() -> WorkloadResource {
-    let spec_schema = spec_schema_of::<TrainingRun>();
-    let api = ApiResource::erase::<TrainingRun>(&());
-    let inner = CustomResourceType::new(
-        TYPE_NAME,
-        api.clone(),
-        &spec_schema,
-        TRAINING_MUTABLE_FIELDS,
-        "A Model Fleet TrainingRun: one batch Job. Only intent and cancel change in place; any \
-         other change replaces the run (a new attempt is a new run).",
-    )
-    .expect("TrainingRun API fits the resource layout");
-    WorkloadResource::new(inner, WorkloadKind::Training, api, spec_schema)
+pub fn training() -> CustomResource<Training> {
+    CustomResource::new().expect("TrainingRun API fits the resource layout")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::resources::Resource as _;
+/// The operator's Job name for the run (it reads only these three spec fields).
+fn job_name(inputs: &PlanInputs<'_>) -> Result<Value, Diagnostics> {
+    let int = |key: &str| {
+        inputs
+            .spec
+            .get(key)
+            .and_then(Json::as_i64)
+            .and_then(|n| i32::try_from(n).ok())
+    };
+    let mode: Option<CompletionMode> = match inputs.spec.get("completionMode") {
+        Some(mode) => Some(serde_json::from_value(mode.clone()).map_err(|e| {
+            Diagnostics::error_at(
+                AttrPath::attrs(&["completion_mode"]),
+                "Invalid completion_mode",
+                e.to_string(),
+            )
+        })?),
+        None => None,
+    };
+    Ok(Value::string(job_name_of(
+        inputs.name,
+        mode,
+        int("completions"),
+        int("parallelism"),
+    )))
+}
 
-    #[test]
-    fn everything_but_intent_and_cancel_replaces() {
-        let resource = training();
-        let replacing = resource.inner().replacing_attributes();
-        for attr in ["intent", "cancel"] {
-            assert!(!replacing.contains(&attr.to_string()), "{attr}");
-        }
-        for attr in [
-            "name",
-            "namespace",
-            "container",
-            "gpu",
-            "datasets",
-            "retries",
-            "parallelism",
-        ] {
-            assert!(replacing.contains(&attr.to_string()), "{attr}");
-        }
-        let block = &resource.schema().block;
-        assert_eq!(block.invariant_violations(""), Vec::<String>::new());
-        for attr in &replacing {
-            assert!(
-                block.attribute(attr).is_some() || block.nested(attr).is_some(),
-                "{attr}"
-            );
-        }
-        for computed in ["capacity_class", "per_gpu_memory_gib", "job_name", "phase"] {
-            assert!(block.attribute(computed).unwrap().computed, "{computed}");
+/// The phase the operator reported, if any.
+fn phase(object: &Json) -> Option<TrainingPhase> {
+    object
+        .pointer("/status/phase")
+        .and_then(|p| serde_json::from_value(p.clone()).ok())
+}
+
+fn phase_value(object: &Json) -> Value {
+    object
+        .pointer("/status/phase")
+        .and_then(Json::as_str)
+        .map_or(Value::Null, Value::string)
+}
+
+/// `completed`: waits for `Succeeded`; `Failed` and `Cancelled` end the wait with an error.
+fn completed_state(object: &Json) -> WaitState {
+    let reason = object
+        .pointer("/status/reason")
+        .and_then(Json::as_str)
+        .unwrap_or("no reason given");
+    match phase(object) {
+        Some(TrainingPhase::Succeeded) => WaitState::Done,
+        Some(TrainingPhase::Failed) => WaitState::Failed(format!("the run failed: {reason}")),
+        Some(TrainingPhase::Cancelled) => WaitState::Failed("the run was cancelled".into()),
+        other => {
+            let detail = condition(object, ConditionType::Ready.as_str())
+                .or_else(|| condition(object, ConditionType::DatasetsReady.as_str()))
+                .and_then(|c| c.get("message"))
+                .and_then(Json::as_str)
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default();
+            let phase = other.map_or("none".to_string(), |p| format!("{p:?}"));
+            WaitState::Waiting(format!("phase is {phase}, not Succeeded{detail}"))
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -245,96 +245,123 @@ impl Reader<'_> {
                 }
                 other => Err(Self::mismatch(path, ty, other)),
             },
-            Type::List(elem) | Type::Set(elem) => {
-                let n = self
-                    .array_len(marker)?
-                    .ok_or_else(|| Self::mismatch(path, ty, marker))?;
-                let mut items = Vec::with_capacity(self.capacity(n));
-                for i in 0..n {
-                    items.push(self.value(elem, &child_path(path, &format!("[{i}]")))?);
-                }
-                Ok(if matches!(ty, Type::List(_)) {
-                    Value::List(items)
-                } else {
-                    Value::Set(items)
-                })
-            }
-            Type::Tuple(elems) => {
-                let n = self
-                    .array_len(marker)?
-                    .ok_or_else(|| Self::mismatch(path, ty, marker))?;
-                if n != elems.len() {
-                    return Err(Error::TypeMismatch {
-                        path: path.to_string(),
-                        expected: format!("tuple of {} elements", elems.len()),
-                        found: format!("{n} elements"),
-                    });
-                }
-                let mut items = Vec::with_capacity(n);
-                for (i, elem) in elems.iter().enumerate() {
-                    items.push(self.value(elem, &child_path(path, &format!("[{i}]")))?);
-                }
-                Ok(Value::Tuple(items))
-            }
-            Type::Map(elem) => {
-                let n = self
-                    .map_len(marker)?
-                    .ok_or_else(|| Self::mismatch(path, ty, marker))?;
-                let mut entries = BTreeMap::new();
-                for _ in 0..n {
-                    let key = self.string(path)?;
-                    let child = child_path(path, &format!("[{key:?}]"));
-                    let value = self.value(elem, &child)?;
-                    entries.insert(key, value);
-                }
-                Ok(Value::Map(entries))
-            }
-            Type::Object(attrs) => {
-                let n = self
-                    .map_len(marker)?
-                    .ok_or_else(|| Self::mismatch(path, ty, marker))?;
-                let mut entries = BTreeMap::new();
-                for _ in 0..n {
-                    let key = self.string(path)?;
-                    let Some(attr_ty) = attrs.get(&key) else {
-                        return Err(Error::UnsupportedAttribute {
-                            path: path.to_string(),
-                            name: key,
-                        });
-                    };
-                    let value = self.value(attr_ty, &child_path(path, &key))?;
-                    entries.insert(key, value);
-                }
-                // Tolerate senders that omit attributes: absent means null.
-                for name in attrs.keys() {
-                    entries.entry(name.clone()).or_insert(Value::Null);
-                }
-                Ok(Value::Object(entries))
-            }
-            Type::Dynamic => {
-                if self.array_len(marker)? != Some(2) {
-                    return Err(Self::mismatch(path, ty, marker));
-                }
-                let type_marker = Marker::from_u8(self.u8()?);
-                let type_json = match type_marker {
-                    Marker::FixStr(_)
-                    | Marker::Str8
-                    | Marker::Str16
-                    | Marker::Str32
-                    | Marker::Bin8
-                    | Marker::Bin16
-                    | Marker::Bin32 => self.str_body(type_marker, path)?,
-                    other => return Err(Self::mismatch(path, &Type::String, other)),
-                };
-                let inner = Type::from_json_bytes(type_json.as_bytes())?;
-                if inner == Type::Dynamic {
-                    return Err(Error::InvalidType("dynamic inside dynamic".into()));
-                }
-                // Check there is something left before recursing (cheap guard for fuzzed input).
-                self.peek_marker()?;
-                self.value(&inner, path)
-            }
+            Type::List(elem) => Ok(Value::List(self.sequence(marker, ty, elem, path)?)),
+            Type::Set(elem) => Ok(Value::Set(self.sequence(marker, ty, elem, path)?)),
+            Type::Tuple(elems) => self.tuple(marker, ty, elems, path),
+            Type::Map(elem) => self.map(marker, ty, elem, path),
+            Type::Object(attrs) => self.object(marker, ty, attrs, path),
+            Type::Dynamic => self.dynamic(marker, path),
         }
+    }
+
+    /// The elements of a list or set of `elem`.
+    fn sequence(
+        &mut self,
+        marker: Marker,
+        ty: &Type,
+        elem: &Type,
+        path: &str,
+    ) -> Result<Vec<Value>, Error> {
+        let n = self
+            .array_len(marker)?
+            .ok_or_else(|| Self::mismatch(path, ty, marker))?;
+        let mut items = Vec::with_capacity(self.capacity(n));
+        for i in 0..n {
+            items.push(self.value(elem, &child_path(path, &format!("[{i}]")))?);
+        }
+        Ok(items)
+    }
+
+    fn tuple(
+        &mut self,
+        marker: Marker,
+        ty: &Type,
+        elems: &[Type],
+        path: &str,
+    ) -> Result<Value, Error> {
+        let n = self
+            .array_len(marker)?
+            .ok_or_else(|| Self::mismatch(path, ty, marker))?;
+        if n != elems.len() {
+            return Err(Error::TypeMismatch {
+                path: path.to_string(),
+                expected: format!("tuple of {} elements", elems.len()),
+                found: format!("{n} elements"),
+            });
+        }
+        let mut items = Vec::with_capacity(n);
+        for (i, elem) in elems.iter().enumerate() {
+            items.push(self.value(elem, &child_path(path, &format!("[{i}]")))?);
+        }
+        Ok(Value::Tuple(items))
+    }
+
+    fn map(&mut self, marker: Marker, ty: &Type, elem: &Type, path: &str) -> Result<Value, Error> {
+        let n = self
+            .map_len(marker)?
+            .ok_or_else(|| Self::mismatch(path, ty, marker))?;
+        let mut entries = BTreeMap::new();
+        for _ in 0..n {
+            let key = self.string(path)?;
+            let child = child_path(path, &format!("[{key:?}]"));
+            let value = self.value(elem, &child)?;
+            entries.insert(key, value);
+        }
+        Ok(Value::Map(entries))
+    }
+
+    fn object(
+        &mut self,
+        marker: Marker,
+        ty: &Type,
+        attrs: &BTreeMap<String, Type>,
+        path: &str,
+    ) -> Result<Value, Error> {
+        let n = self
+            .map_len(marker)?
+            .ok_or_else(|| Self::mismatch(path, ty, marker))?;
+        let mut entries = BTreeMap::new();
+        for _ in 0..n {
+            let key = self.string(path)?;
+            let Some(attr_ty) = attrs.get(&key) else {
+                return Err(Error::UnsupportedAttribute {
+                    path: path.to_string(),
+                    name: key,
+                });
+            };
+            let value = self.value(attr_ty, &child_path(path, &key))?;
+            entries.insert(key, value);
+        }
+        // Tolerate senders that omit attributes: absent means null.
+        for name in attrs.keys() {
+            entries.entry(name.clone()).or_insert(Value::Null);
+        }
+        Ok(Value::Object(entries))
+    }
+
+    /// A dynamic value: `[type JSON, value]`.
+    fn dynamic(&mut self, marker: Marker, path: &str) -> Result<Value, Error> {
+        if self.array_len(marker)? != Some(2) {
+            return Err(Self::mismatch(path, &Type::Dynamic, marker));
+        }
+        let type_marker = Marker::from_u8(self.u8()?);
+        let type_json = match type_marker {
+            Marker::FixStr(_)
+            | Marker::Str8
+            | Marker::Str16
+            | Marker::Str32
+            | Marker::Bin8
+            | Marker::Bin16
+            | Marker::Bin32 => self.str_body(type_marker, path)?,
+            other => return Err(Self::mismatch(path, &Type::String, other)),
+        };
+        let inner = Type::from_json_bytes(type_json.as_bytes())?;
+        if inner == Type::Dynamic {
+            return Err(Error::InvalidType("dynamic inside dynamic".into()));
+        }
+        // Check there is something left before recursing (cheap guard for fuzzed input).
+        self.peek_marker()?;
+        self.value(&inner, path)
     }
 }
 

@@ -127,6 +127,12 @@ impl Number {
         (float.is_finite() && Number::from_f64(float).as_ref() == Some(self)).then_some(float)
     }
 
+    /// The nearest `f64` (round half to even, as Go's `big.Float.Float64` and Terraform's plugin framework do for
+    /// Float64 attributes), `None` when the magnitude is beyond `f64`'s range.
+    pub fn nearest_f64(&self) -> Option<f64> {
+        self.0.parse::<f64>().ok().filter(|f| f.is_finite())
+    }
+
     /// The exact value of a finite float (`None` for NaN and infinities).
     pub fn from_f64(float: f64) -> Option<Number> {
         // Rust's `Display` for f64 prints the shortest text that round-trips, never with an
@@ -210,5 +216,12 @@ mod tests {
                 .as_exact_f64(),
             None
         );
+        // Terraform's 0.1 + 0.2 (exact at 512 bits) rounds to the f64 nearest 0.3, as the plugin framework does.
+        let sum = Number::parse(
+            "0.3000000000000000000000000000000000000000000000000000000000000000000000000001",
+        )
+        .unwrap();
+        assert_eq!(sum.nearest_f64(), Some(0.3));
+        assert_eq!(Number::parse("1e400").unwrap().nearest_f64(), None);
     }
 }

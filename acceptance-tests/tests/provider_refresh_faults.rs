@@ -1,0 +1,127 @@
+//! Issue 18, "a missing CRD or the wrong cluster at refresh is an error, not 'gone, create it'"
+//! (terraform-provider-kubernetes#2597, terraform-provider-kubectl#295): with the Dataset CRD removed, `terraform
+//! plan` fails with a diagnostic naming the kind and the cluster, and the state keeps the resource; with the CRD back
+//! the plan works again and destroy succeeds.
+//!
+//! Its own test binary on purpose: it deletes a cluster-wide CRD, and cargo runs test binaries one at a time, so no
+//! other test sees the CRD missing.
+
+use acceptance_tests::cluster::repo_root;
+use acceptance_tests::{Cluster, Terraform, terraform};
+
+const CRD: &str = "datasets.modelfleet.io";
+
+/// Deletes the Dataset CRD, bounded. Datasets left by earlier test binaries may still carry the operator's in-use
+/// finalizer with no operator left to release it, and the CRD's deletion would wait for them forever: their
+/// finalizers are cleared first.
+fn remove_crd(cluster: &Cluster) {
+    let listed = cluster
+        .kubectl_ok(&[
+            "get",
+            CRD,
+            "-A",
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{\"\\n\"}{end}",
+        ])
+        .unwrap();
+    for line in listed.lines().filter(|l| !l.trim().is_empty()) {
+        let (namespace, name) = line.split_once('/').expect("namespace/name");
+        cluster
+            .kubectl_ok(&[
+                "patch",
+                CRD,
+                "-n",
+                namespace,
+                name,
+                "--type=merge",
+                "-p",
+                r#"{"metadata":{"finalizers":null}}"#,
+            ])
+            .ok();
+    }
+    cluster
+        .kubectl_ok(&["delete", "crd", CRD, "--wait=false"])
+        .unwrap();
+    cluster
+        .kubectl_ok(&[
+            "wait",
+            "--for=delete",
+            &format!("crd/{CRD}"),
+            "--timeout=120s",
+        ])
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_refresh_without_the_crd_fails_and_keeps_the_state() {
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-refresh-crd")
+        .await
+        .expect("namespace with the CRDs");
+    let main_tf = format!(
+        r#"{}
+resource "modelfleet_dataset" "corpus" {{
+  name    = "corpus"
+  version = "1"
+  source {{
+    uri = "s3://bucket/corpus/v1/"
+  }}
+  allowed_service_accounts = ["default"]
+}}
+"#,
+        terraform::provider_block(&cluster.kubeconfig, ns.name(), "")
+    );
+    let tf = Terraform::new(&main_tf).unwrap();
+    tf.apply().unwrap();
+
+    remove_crd(&cluster);
+    let (succeeded, text) = tf.run_flat(&["plan", "-no-color", "-input=false"]).unwrap();
+    let restore = || {
+        let file = repo_root()
+            .join("charts/model-fleet-operator/crds")
+            .join(format!("{CRD}.yaml"));
+        cluster
+            .kubectl_ok(&[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--field-manager=model-fleet-crds",
+                "-f",
+                file.to_str().unwrap(),
+            ])
+            .unwrap();
+        cluster
+            .kubectl_ok(&[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                &format!("crd/{CRD}"),
+            ])
+            .unwrap();
+    };
+    let failed = !succeeded;
+    let state = tf.ok(&["state", "list"]).unwrap_or_default();
+    restore();
+    assert!(failed, "the plan succeeded without the CRD: {text}");
+    assert!(
+        text.contains(&format!(
+            "Dataset API not found while trying to read {}/corpus",
+            ns.name()
+        )) && text.contains("Terraform keeps")
+            && text.contains("the kubeconfig's current context"),
+        "{text}"
+    );
+    assert!(!text.contains("will be created"), "{text}");
+    assert_eq!(
+        state.trim(),
+        "modelfleet_dataset.corpus",
+        "the state lost the resource"
+    );
+
+    // The CRD is back (its objects went with it): the next plan sees the object gone, and the apply and destroy work.
+    let (code, plan) = tf.plan_exit_code().unwrap();
+    assert_eq!(code, 2, "{plan}");
+    tf.apply().unwrap();
+    tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
+}

@@ -1,0 +1,4 @@
+output "crds" {
+  description = "CRDs installed."
+  value       = module.gateway_api_crds.crd_names
+}

@@ -1,0 +1,1 @@
+# This example has no input variables.

@@ -1,0 +1,4 @@
+output "keda_namespace" {
+  description = "Where KEDA runs."
+  value       = module.keda.namespace
+}

@@ -1,0 +1,374 @@
+//! The GPU fit budget and capacity classes (DESIGN.md section 4), shared by the operator (render)
+//! and the Terraform provider (plan-time `capacity_class` and `per_gpu_memory_gib`).
+//!
+//! Per-GPU memory = (sum of sharded modules / shards + sum of replicated modules + runtime)
+//! x (1 + margin/100), computed exactly ([`Exact`]), compared in MiB with each class's usable
+//! memory; the smallest class that fits is chosen. A KV cache given by the model's shape
+//! ([`kv`]) is split by KV head rather than by shard. Pure: no I/O.
+//!
+//! Entry points: [`plan`] (from the API's `gpu` block), [`budget`] (from plain inputs) and
+//! [`placement`] (scheduling terms for a pod).
+
+mod classes;
+pub mod kv;
+mod placement;
+
+pub use crate::exact::Exact;
+pub use classes::{CLASS_LABEL, CLASSES, CapacityClass, PRODUCT_LABEL, class_named, largest};
+pub use kv::{ShapeError, ShapedKv};
+pub use placement::{DEFAULT_GPU_RESOURCE, GPU_TAINT_KEY, GpuPlacement, placement};
+
+use crate::{Fit, Gpu, Placement};
+
+/// Default per-device runtime overhead in GiB (DESIGN.md section 3 defaults).
+pub const DEFAULT_RUNTIME_GIB: i128 = 2;
+/// Default safety margin in percent.
+pub const DEFAULT_MARGIN_PERCENT: u32 = 10;
+/// MiB per GiB.
+pub const MIB_PER_GIB: i128 = 1024;
+
+/// One memory consumer, sizes in GiB (2^30 bytes), exact.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleInput {
+    /// Label for messages.
+    pub name: String,
+    /// Weights plus a KV cache given in GiB (`kvCacheGiB`), in GiB; split over shards by `placement`.
+    pub gib: Exact,
+    /// Sharded or replicated.
+    pub placement: Placement,
+    /// A KV cache given by the model's shape (`kvCache.fromShape`): sharded modules split it by KV head
+    /// ([`ShapedKv::split`]), replicated ones hold all of it on every GPU.
+    pub kv: Option<ShapedKv>,
+}
+
+impl ModuleInput {
+    /// This module's exact share of one GPU in GiB over `shards`. A shard count the KV heads cannot use (refused by
+    /// [`budget`] first) splits the cache over `min(shards, kvHeads)`.
+    pub fn per_gpu_gib(&self, shards: u32) -> Exact {
+        let shards = shards.max(1);
+        match self.placement {
+            Placement::Replicated => self.gib.plus(self.kv.map_or(Exact::ZERO, |kv| kv.gib())),
+            Placement::Sharded => {
+                let weights = self
+                    .gib
+                    .over(Exact::int(i128::from(shards)))
+                    .expect("shards >= 1");
+                let kv = self.kv.map_or(Exact::ZERO, |kv| {
+                    let ways = kv.split(shards).unwrap_or(shards.min(kv.kv_heads));
+                    kv.gib()
+                        .over(Exact::int(i128::from(ways)))
+                        .expect("kvHeads >= 1")
+                });
+                weights.plus(kv)
+            }
+        }
+    }
+}
+
+/// A KV cache from shape as the budget used it (status `kvCache`, the provider's `kv_cache`, `render -f`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KvCacheFact {
+    /// The module's name.
+    pub module: String,
+    /// Exact total bytes (all sequences, one copy of the model).
+    pub bytes: i128,
+    /// Exact bytes on each GPU.
+    pub per_gpu_bytes: Exact,
+}
+
+impl KvCacheFact {
+    /// Total in MiB (2^20 bytes), rounded up.
+    pub fn mib(&self) -> i64 {
+        i64::try_from(Exact::new(self.bytes, 1 << 20).ceil()).unwrap_or(i64::MAX)
+    }
+
+    /// Per-GPU share in MiB (2^20 bytes), rounded up.
+    pub fn per_gpu_mib(&self) -> i64 {
+        let mib = self
+            .per_gpu_bytes
+            .over(Exact::int(1 << 20))
+            .expect("non-zero");
+        i64::try_from(mib.ceil()).unwrap_or(i64::MAX)
+    }
+}
+
+/// Inputs of the budget with every default applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BudgetInput {
+    /// Memory consumers.
+    pub modules: Vec<ModuleInput>,
+    /// GPUs the sharded modules are split over (>= 1).
+    pub shards: u32,
+    /// Per-device runtime overhead in GiB (added on every GPU, never divided by shards).
+    pub runtime_gib: Exact,
+    /// Margin in whole percent, 0-100.
+    pub margin_percent: u32,
+}
+
+/// The result: the exact per-GPU budget and the classes it fits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FitBudget {
+    /// Exact per-GPU memory in GiB, e.g. 50.6 for case O-10.
+    pub per_gpu_gib: Exact,
+    /// Every class whose usable memory is at least the budget, smallest first (never empty).
+    pub fitting: Vec<&'static CapacityClass>,
+    /// The inputs after defaults (shards, runtime, margin), for status `effective` values.
+    pub input: BudgetInput,
+    /// Each KV cache given by shape, in module order.
+    pub kv_cache: Vec<KvCacheFact>,
+}
+
+impl FitBudget {
+    /// Smallest class that fits, e.g. `80gi`.
+    pub fn class(&self) -> &'static CapacityClass {
+        self.fitting[0]
+    }
+
+    /// The budget rounded up to a whole GiB, as shown to users (`status.perGpuMemoryGiB`).
+    pub fn per_gpu_memory_gib(&self) -> i64 {
+        i64::try_from(self.per_gpu_gib.ceil()).unwrap_or(i64::MAX)
+    }
+
+    /// The budget in MiB, exact.
+    pub fn per_gpu_mib(&self) -> Exact {
+        self.per_gpu_gib.times(Exact::int(MIB_PER_GIB))
+    }
+
+    /// The warning for a budget with no headroom at all (`runtimeGiB: 0` and `marginPercent: 0`, both written out:
+    /// absent means 2 GiB and 10%): valid, but the CUDA context, activations and allocator fragmentation then have
+    /// no room, which is almost never what was meant. `None` otherwise. The operator reports it as
+    /// `Degraded=True, FitWithoutHeadroom`; the provider as a plan warning on `gpu.fit`.
+    pub fn headroom_warning(&self) -> Option<String> {
+        (self.input.runtime_gib == Exact::ZERO && self.input.margin_percent == 0).then(|| {
+            format!(
+                "gpu.fit: runtimeGiB 0 and marginPercent 0 leave no room for the CUDA context, activations or \
+                 fragmentation, so the {per_gpu} GiB per GPU are all weights and KV cache and the server is likely to \
+                 run out of GPU memory: set runtimeGiB (default {DEFAULT_RUNTIME_GIB}) or marginPercent (default \
+                 {DEFAULT_MARGIN_PERCENT})",
+                per_gpu = self.per_gpu_gib
+            )
+        })
+    }
+}
+
+/// Why no budget could be computed.
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CapacityError {
+    /// The budget exceeds every class. `min_shards` is the smallest shard count that would fit
+    /// the largest class, `None` when replicated modules and runtime alone are too big.
+    #[error("{}", too_big_message(*per_gpu_gib_ceil, *shards, *min_shards))]
+    TooBig {
+        /// Budget rounded up, GiB.
+        per_gpu_gib_ceil: i64,
+        /// Shards used.
+        shards: u32,
+        /// Shards that would fit the largest class.
+        min_shards: Option<u32>,
+    },
+    /// A size is not a non-negative decimal number.
+    #[error("gpu.fit.modules[{index}]: {field} must be a non-negative decimal number of GiB")]
+    BadNumber {
+        /// Module index (or `usize::MAX` for `runtimeGiB`).
+        index: usize,
+        /// JSON field name.
+        field: &'static str,
+    },
+    /// `shards` (or `gpu.count` standing in for it) is below 1.
+    #[error("gpu.fit.shards: must be at least 1 (absent means gpu.count, which is {0})")]
+    NoShards(i32),
+    /// A `kvCache.fromShape` that gives no size.
+    #[error("gpu.fit.modules[{index}].kvCache.fromShape: {error}")]
+    KvShape {
+        /// Module index.
+        index: usize,
+        /// What is missing.
+        error: ShapeError,
+    },
+    /// Tensor parallelism cannot split this module's heads over the shard count.
+    #[error("{}", kv_shards_message(*index, module, *shards, kv, valid))]
+    KvShards {
+        /// Module index.
+        index: usize,
+        /// Module name.
+        module: String,
+        /// Shards asked for.
+        shards: u32,
+        /// The shape's heads.
+        kv: ShapedKv,
+        /// Every shard count from 1 to 64 that would work, ascending.
+        valid: Vec<u32>,
+    },
+}
+
+fn kv_shards_message(
+    index: usize,
+    module: &str,
+    shards: u32,
+    kv: &ShapedKv,
+    valid: &[u32],
+) -> String {
+    let heads = match kv.attention_heads {
+        Some(h) => format!("{} KV heads and {h} attention heads", kv.kv_heads),
+        None => format!("{} KV heads", kv.kv_heads),
+    };
+    let valid: Vec<String> = valid.iter().map(u32::to_string).collect();
+    format!(
+        "gpu.fit.modules[{index}] ({module}): {shards} shard(s) cannot split {heads}: tensor parallelism needs a \
+         shard count that divides the KV heads or is a multiple of them (and divides the attention heads); valid \
+         counts: {}; set gpu.count (and gpu.fit.shards) to one of them",
+        valid.join(", ")
+    )
+}
+
+fn too_big_message(gib: i64, shards: u32, min_shards: Option<u32>) -> String {
+    let top = largest();
+    let head = format!(
+        "gpu.fit: the per-GPU budget of {gib} GiB over {shards} shard(s) exceeds the largest class {} ({} MiB usable)",
+        top.name, top.usable_mib
+    );
+    match min_shards {
+        Some(n) => {
+            format!("{head}: shard over at least {n} GPUs (gpu.count and gpu.fit.shards) to fit")
+        }
+        None => format!(
+            "{head}: replicated modules plus runtime alone exceed it, so no number of shards fits; shrink them"
+        ),
+    }
+}
+
+/// Exact per-GPU budget in GiB for `input` (no class lookup).
+pub fn per_gpu_gib(input: &BudgetInput) -> Exact {
+    let per_device = input.modules.iter().fold(input.runtime_gib, |sum, m| {
+        sum.plus(m.per_gpu_gib(input.shards))
+    });
+    per_device.times(Exact::new(i128::from(100 + input.margin_percent), 100))
+}
+
+/// The first sharded module whose KV heads cannot be split over `shards`, as [`CapacityError::KvShards`].
+fn unsplittable(input: &BudgetInput, shards: u32) -> Option<CapacityError> {
+    input.modules.iter().enumerate().find_map(|(index, m)| {
+        let kv = m.kv.filter(|_| m.placement == Placement::Sharded)?;
+        kv.split(shards).is_none().then(|| CapacityError::KvShards {
+            index,
+            module: m.name.clone(),
+            shards,
+            kv,
+            valid: kv.valid_shards(),
+        })
+    })
+}
+
+/// Whether `gib` (exact, GiB) fits `class`: budget in MiB <= usable MiB, exactly.
+pub fn fits(gib: Exact, class: &CapacityClass) -> bool {
+    gib.times(Exact::int(MIB_PER_GIB)) <= Exact::int(i128::from(class.usable_mib))
+}
+
+/// The budget and the classes it fits, or [`CapacityError::TooBig`] saying how many shards would
+/// fit the largest class.
+pub fn budget(input: BudgetInput) -> Result<FitBudget, CapacityError> {
+    if let Some(refusal) = unsplittable(&input, input.shards) {
+        return Err(refusal);
+    }
+    let gib = per_gpu_gib(&input);
+    let fitting: Vec<_> = CLASSES.iter().filter(|c| fits(gib, c)).collect();
+    if fitting.is_empty() {
+        let min_shards = (input.shards.max(1)..=1024).find(|&s| {
+            let trial = BudgetInput {
+                shards: s,
+                ..input.clone()
+            };
+            unsplittable(&trial, s).is_none() && fits(per_gpu_gib(&trial), largest())
+        });
+        return Err(CapacityError::TooBig {
+            per_gpu_gib_ceil: i64::try_from(gib.ceil()).unwrap_or(i64::MAX),
+            shards: input.shards,
+            min_shards,
+        });
+    }
+    let kv_cache = input
+        .modules
+        .iter()
+        .filter_map(|m| {
+            let kv = m.kv?;
+            let per_gpu_bytes = match m.placement {
+                Placement::Replicated => Exact::int(kv.bytes),
+                Placement::Sharded => kv.per_gpu_bytes(input.shards)?,
+            };
+            Some(KvCacheFact {
+                module: m.name.clone(),
+                bytes: kv.bytes,
+                per_gpu_bytes,
+            })
+        })
+        .collect();
+    Ok(FitBudget {
+        per_gpu_gib: gib,
+        fitting,
+        input,
+        kv_cache,
+    })
+}
+
+/// Applies DESIGN.md defaults to an API `fit` (shards = `gpu_count`, runtime 2 GiB, margin 10%).
+pub fn input_from_fit(fit: &Fit, gpu_count: i32) -> Result<BudgetInput, CapacityError> {
+    let modules = fit
+        .modules
+        .iter()
+        .enumerate()
+        .map(|(index, m)| {
+            let weights = Exact::from_json(&m.weights_gib).ok_or(CapacityError::BadNumber {
+                index,
+                field: "weightsGiB",
+            })?;
+            let kv = match &m.kv_cache_gib {
+                Some(n) => Exact::from_json(n).ok_or(CapacityError::BadNumber {
+                    index,
+                    field: "kvCacheGiB",
+                })?,
+                None => Exact::ZERO,
+            };
+            let shaped = m
+                .kv_cache
+                .as_ref()
+                .map(|c| kv::shaped_kv(&c.from_shape))
+                .transpose()
+                .map_err(|error| CapacityError::KvShape { index, error })?;
+            Ok(ModuleInput {
+                name: m.name.clone(),
+                gib: weights.plus(kv),
+                placement: m.placement,
+                kv: shaped,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let shards = fit.shards.unwrap_or(gpu_count);
+    let shards = u32::try_from(shards)
+        .ok()
+        .filter(|s| *s >= 1)
+        .ok_or(CapacityError::NoShards(gpu_count))?;
+    let runtime_gib = match &fit.runtime_gib {
+        Some(n) => Exact::from_json(n).ok_or(CapacityError::BadNumber {
+            index: usize::MAX,
+            field: "runtimeGiB",
+        })?,
+        None => Exact::int(DEFAULT_RUNTIME_GIB),
+    };
+    let margin_percent = fit
+        .margin_percent
+        .map_or(DEFAULT_MARGIN_PERCENT, |m| m.clamp(0, 100) as u32);
+    Ok(BudgetInput {
+        modules,
+        shards,
+        runtime_gib,
+        margin_percent,
+    })
+}
+
+/// Plan-time entry point for the operator and the provider: the budget of a `gpu` block, `None`
+/// when it has no `fit`.
+pub fn plan(gpu: &Gpu) -> Result<Option<FitBudget>, CapacityError> {
+    match &gpu.fit {
+        None => Ok(None),
+        Some(fit) => budget(input_from_fit(fit, gpu.count)?).map(Some),
+    }
+}

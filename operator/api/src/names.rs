@@ -1,0 +1,202 @@
+//! Child names and label values (DESIGN.md section 3, "Names"; case O-01): an object name may be
+//! up to 253 characters, but children need names valid for their own kind. The same name is used
+//! when it is valid; otherwise a truncated name with a stable hash suffix. One utility, used for
+//! every child and label value, plus the RFC 1123 rules the API server applies to object names.
+
+use sha2::{Digest, Sha256};
+
+/// Longest child name and label value we produce (DNS-1123 / DNS-1035 label, label value).
+pub const MAX_LEN: usize = 63;
+
+/// Length of the hash suffix (hex characters of SHA-256 of the full input).
+const HASH_LEN: usize = 10;
+
+/// What a name must satisfy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameRule {
+    /// DNS-1123 label: `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63 (Deployment, Job, ScaledObject,
+    /// HTTPRoute: kept to a label so pod names and `job-name` labels stay valid).
+    Dns1123Label,
+    /// DNS-1035 label: like DNS-1123 but starting with a letter (Service).
+    Dns1035Label,
+    /// Label value: `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, at most 63.
+    LabelValue,
+}
+
+impl NameRule {
+    /// Whether `name` is already valid.
+    pub fn is_valid(self, name: &str) -> bool {
+        let bytes = name.as_bytes();
+        if name.len() > MAX_LEN {
+            return false;
+        }
+        if name.is_empty() {
+            return self == NameRule::LabelValue;
+        }
+        let first = bytes[0];
+        let last = bytes[bytes.len() - 1];
+        match self {
+            NameRule::Dns1123Label | NameRule::Dns1035Label => {
+                let body_ok = bytes
+                    .iter()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-');
+                let first_ok = if self == NameRule::Dns1035Label {
+                    first.is_ascii_lowercase()
+                } else {
+                    first.is_ascii_alphanumeric()
+                };
+                body_ok && first_ok && last.is_ascii_alphanumeric()
+            }
+            NameRule::LabelValue => {
+                bytes
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+                    && first.is_ascii_alphanumeric()
+                    && last.is_ascii_alphanumeric()
+            }
+        }
+    }
+}
+
+/// First `HASH_LEN` hex characters of SHA-256 of `input`: stable across runs and versions.
+pub fn stable_hash(input: &str) -> String {
+    let digest = Sha256::digest(input.as_bytes());
+    digest
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()[..HASH_LEN]
+        .to_string()
+}
+
+/// `name` when valid under `rule`, else a valid name: the sanitized prefix (lower-cased, other
+/// characters turned into `-`, an `x` in front when a letter must come first), cut so that `-`
+/// plus a hash of the full original name fits in 63 characters. Distinct inputs get distinct
+/// results (the hash covers the whole input), and the result never changes for the same input.
+pub fn child_name(name: &str, rule: NameRule) -> String {
+    child_name_within(name, rule, MAX_LEN)
+}
+
+/// Like [`child_name`] with a tighter length limit `max_len` (at most 63, at least 16), for
+/// names the cluster extends (an Indexed Job's pods are named `<job>-<index>`).
+pub fn child_name_within(name: &str, rule: NameRule, max_len: usize) -> String {
+    let max_len = max_len.clamp(HASH_LEN + 6, MAX_LEN);
+    if rule.is_valid(name) && name.len() <= max_len {
+        return name.to_string();
+    }
+    let mut prefix: String = name
+        .chars()
+        .map(|c| match rule {
+            NameRule::LabelValue if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') => c,
+            _ if c.is_ascii_alphanumeric() => c.to_ascii_lowercase(),
+            _ => '-',
+        })
+        .collect();
+    if rule == NameRule::Dns1035Label && !prefix.starts_with(|c: char| c.is_ascii_lowercase()) {
+        prefix.insert(0, 'x');
+    }
+    prefix.truncate(max_len - HASH_LEN - 1);
+    let prefix = prefix.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+    let prefix = prefix.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+    let hash = stable_hash(name);
+    if prefix.is_empty() {
+        if rule == NameRule::Dns1035Label {
+            format!("x{hash}")
+        } else {
+            hash
+        }
+    } else {
+        format!("{prefix}-{hash}")
+    }
+}
+
+/// An RFC 1123 label (namespaces, DNS-1123 child names): 1-63 of `[a-z0-9-]`, alphanumeric at both ends.
+pub fn is_dns_label(s: &str) -> bool {
+    NameRule::Dns1123Label.is_valid(s) && !s.is_empty()
+}
+
+/// An RFC 1123 subdomain (custom resource names, Gateway names): up to 253 characters, dot-separated labels.
+pub fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_dns_label)
+}
+
+/// A label value for `value` (used for `app.kubernetes.io/instance` and selector labels).
+pub fn label_value(value: &str) -> String {
+    child_name(value, NameRule::LabelValue)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_names_are_kept() {
+        assert_eq!(child_name("llama", NameRule::Dns1035Label), "llama");
+        assert_eq!(child_name("7b-chat", NameRule::Dns1123Label), "7b-chat");
+        assert_eq!(label_value("My.Model_1"), "My.Model_1");
+    }
+
+    // Case O-01: names sharing the first 63 characters stay distinct, valid and stable.
+    #[test]
+    fn long_names_are_distinct_valid_and_stable() {
+        let a = "a".repeat(70);
+        let b = format!("{}{}", "a".repeat(63), "b".repeat(17));
+        for rule in [
+            NameRule::Dns1123Label,
+            NameRule::Dns1035Label,
+            NameRule::LabelValue,
+        ] {
+            let (na, nb) = (child_name(&a, rule), child_name(&b, rule));
+            assert_ne!(na, nb);
+            assert!(rule.is_valid(&na) && rule.is_valid(&nb), "{na} / {nb}");
+            assert_eq!(na, child_name(&a, rule));
+            assert_eq!(na.len(), MAX_LEN);
+        }
+        assert_eq!(
+            child_name(&a, NameRule::Dns1123Label),
+            format!("{}-{}", "a".repeat(52), stable_hash(&a))
+        );
+    }
+
+    #[test]
+    fn digit_leading_service_names_start_with_a_letter() {
+        let n = child_name("7b-chat", NameRule::Dns1035Label);
+        assert!(NameRule::Dns1035Label.is_valid(&n), "{n}");
+        assert!(n.starts_with("x7b-chat-"));
+        assert_ne!(n, child_name("7b-chat2", NameRule::Dns1035Label));
+    }
+
+    #[test]
+    fn tighter_limits_are_honoured() {
+        let n = child_name_within(&"a".repeat(63), NameRule::Dns1123Label, 60);
+        assert_eq!(n.len(), 60);
+        assert!(NameRule::Dns1123Label.is_valid(&n));
+        assert_eq!(
+            child_name_within("short", NameRule::Dns1123Label, 60),
+            "short"
+        );
+    }
+
+    #[test]
+    fn labels_and_subdomains() {
+        assert!(is_dns_label("ml-team"));
+        assert!(!is_dns_label("ML"));
+        assert!(!is_dns_label("-a"));
+        assert!(!is_dns_label(""));
+        assert!(!is_dns_label(&"a".repeat(64)));
+        assert!(is_dns_subdomain("corpus.v3"));
+        assert!(!is_dns_subdomain("a..b"));
+        assert!(is_dns_subdomain(&format!(
+            "{}.{}",
+            "a".repeat(63),
+            "b".repeat(63)
+        )));
+    }
+
+    #[test]
+    fn dotted_names_become_labels() {
+        let n = child_name("model.v1", NameRule::Dns1123Label);
+        assert!(NameRule::Dns1123Label.is_valid(&n));
+        assert!(n.starts_with("model-v1-"));
+        assert_eq!(child_name("model.v1", NameRule::LabelValue), "model.v1");
+    }
+}

@@ -1,0 +1,283 @@
+//! The pod template shared by Deployments and Jobs: containers, env, volumes, GPU placement,
+//! `/dev/shm`, ServiceAccount (DESIGN.md section 3, "Shared pieces").
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    ConfigMapKeySelector, ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource,
+    EnvVar as KEnvVar, EnvVarSource, PersistentVolumeClaimVolumeSource, PodSpec, Probe,
+    ResourceRequirements, SecretKeySelector, SecretVolumeSource, Volume as KVolume, VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+use super::RenderError;
+use crate::capacity::{FitBudget, placement};
+use crate::{EnvVar, Gpu, InitContainer, Resources, Volume};
+
+/// Name of the main container.
+pub(crate) const MAIN_CONTAINER: &str = "main";
+/// Name of the shared-memory volume added for multi-GPU pods.
+pub(crate) const SHM_VOLUME: &str = "dshm";
+/// Prefix of the operator's dataset volumes.
+pub(crate) const DATASET_VOLUME_PREFIX: &str = "dataset-";
+/// Default ServiceAccount.
+pub(crate) const DEFAULT_SERVICE_ACCOUNT: &str = "default";
+
+/// The main container as the two kinds describe it.
+pub(crate) struct MainContainer<'a> {
+    pub image: &'a str,
+    pub command: Option<&'a Vec<String>>,
+    pub args: Option<&'a Vec<String>>,
+    pub env: Option<&'a Vec<EnvVar>>,
+    pub resources: Option<&'a Resources>,
+    pub ports: Option<Vec<ContainerPort>>,
+    pub readiness_probe: Option<Probe>,
+    pub startup_probe: Option<Probe>,
+}
+
+/// Everything a pod template is made of.
+pub(crate) struct PodInputs<'a> {
+    pub main: MainContainer<'a>,
+    /// Operator-injected env (model, datasets, rendezvous), appended after the user's.
+    pub extra_env: Vec<KEnvVar>,
+    pub init_containers: Option<&'a Vec<InitContainer>>,
+    pub volumes: Option<&'a Vec<Volume>>,
+    /// Operator-owned volumes with their mount (datasets), mounted into every container.
+    pub extra_volumes: Vec<(KVolume, VolumeMount)>,
+    pub gpu: Option<&'a Gpu>,
+    pub budget: Option<&'a FitBudget>,
+    pub service_account_name: Option<&'a String>,
+    pub automount_service_account_token: Option<bool>,
+    pub restart_policy: Option<&'static str>,
+    pub subdomain: Option<String>,
+}
+
+/// Converts API env vars (value / secretKeyRef / configMapKeyRef only).
+pub(crate) fn env_vars(env: Option<&Vec<EnvVar>>) -> Vec<KEnvVar> {
+    env.into_iter()
+        .flatten()
+        .map(|e| KEnvVar {
+            name: e.name.clone(),
+            value: e.value.clone(),
+            value_from: if let Some(s) = &e.secret_key_ref {
+                Some(EnvVarSource {
+                    secret_key_ref: Some(SecretKeySelector {
+                        name: s.name.clone(),
+                        key: s.key.clone(),
+                        optional: s.optional,
+                    }),
+                    ..Default::default()
+                })
+            } else {
+                e.config_map_key_ref.as_ref().map(|c| EnvVarSource {
+                    config_map_key_ref: Some(ConfigMapKeySelector {
+                        name: c.name.clone(),
+                        key: c.key.clone(),
+                        optional: c.optional,
+                    }),
+                    ..Default::default()
+                })
+            },
+        })
+        .collect()
+}
+
+/// A plain `name=value` env var.
+pub(crate) fn env_value(name: &str, value: impl Into<String>) -> KEnvVar {
+    KEnvVar {
+        name: name.to_string(),
+        value: Some(value.into()),
+        value_from: None,
+    }
+}
+
+fn resources(
+    r: Option<&Resources>,
+    gpu_limits: &BTreeMap<String, Quantity>,
+) -> Option<ResourceRequirements> {
+    let requests = r.and_then(|r| r.requests.clone()).filter(|m| !m.is_empty());
+    let mut limits = r.and_then(|r| r.limits.clone()).unwrap_or_default();
+    limits.extend(gpu_limits.clone());
+    let limits = (!limits.is_empty()).then_some(limits);
+    (requests.is_some() || limits.is_some()).then(|| ResourceRequirements {
+        requests,
+        limits,
+        ..Default::default()
+    })
+}
+
+fn user_volume(v: &Volume) -> KVolume {
+    KVolume {
+        name: v.name.clone(),
+        empty_dir: v.empty_dir.as_ref().map(|e| EmptyDirVolumeSource {
+            medium: e.medium.map(|m| format!("{m:?}")),
+            size_limit: e.size_limit.clone(),
+        }),
+        persistent_volume_claim: v.persistent_volume_claim.as_ref().map(|c| {
+            PersistentVolumeClaimVolumeSource {
+                claim_name: c.claim_name.clone(),
+                read_only: v.read_only.filter(|r| *r),
+            }
+        }),
+        config_map: v.config_map.as_ref().map(|c| ConfigMapVolumeSource {
+            name: c.name.clone(),
+            ..Default::default()
+        }),
+        secret: v.secret.as_ref().map(|s| SecretVolumeSource {
+            secret_name: Some(s.secret_name.clone()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// Refuses user names that collide with what the operator adds.
+fn check_reserved(inputs: &PodInputs<'_>) -> Result<(), RenderError> {
+    for v in inputs.volumes.into_iter().flatten() {
+        if v.name == SHM_VOLUME || v.name.starts_with(DATASET_VOLUME_PREFIX) {
+            return Err(RenderError::Reserved(format!(
+                "spec.volumes[].name: Invalid value: {:?}: `{SHM_VOLUME}` and names starting `{DATASET_VOLUME_PREFIX}` are reserved for the operator, rename the volume",
+                v.name
+            )));
+        }
+    }
+    for c in inputs.init_containers.into_iter().flatten() {
+        if c.name == MAIN_CONTAINER {
+            return Err(RenderError::Reserved(format!(
+                "spec.initContainers[].name: Invalid value: {MAIN_CONTAINER:?}: the main container is named `{MAIN_CONTAINER}`, rename the init container"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The pod's volumes, the mounts every container gets, and the main container's extra `/dev/shm` mount for
+/// multi-GPU pods (NCCL needs more shared memory than the container default).
+struct Mounts {
+    volumes: Vec<KVolume>,
+    shared: Vec<VolumeMount>,
+    main: Vec<VolumeMount>,
+}
+
+fn mounts(inputs: &PodInputs<'_>) -> Mounts {
+    let user = inputs.volumes.into_iter().flatten();
+    let mut volumes: Vec<KVolume> = user.clone().map(user_volume).collect();
+    let mut shared: Vec<VolumeMount> = user
+        .map(|v| VolumeMount {
+            name: v.name.clone(),
+            mount_path: v.mount_path.clone(),
+            read_only: v.read_only,
+            ..Default::default()
+        })
+        .collect();
+    for (volume, mount) in &inputs.extra_volumes {
+        volumes.push(volume.clone());
+        shared.push(mount.clone());
+    }
+    let mut main = shared.clone();
+    if inputs.gpu.is_some_and(|g| g.count > 1) {
+        volumes.push(KVolume {
+            name: SHM_VOLUME.to_string(),
+            empty_dir: Some(EmptyDirVolumeSource {
+                medium: Some("Memory".to_string()),
+                size_limit: None,
+            }),
+            ..Default::default()
+        });
+        main.push(VolumeMount {
+            name: SHM_VOLUME.to_string(),
+            mount_path: "/dev/shm".to_string(),
+            ..Default::default()
+        });
+    }
+    Mounts {
+        volumes,
+        shared,
+        main,
+    }
+}
+
+fn main_container(
+    inputs: &PodInputs<'_>,
+    mounts: Vec<VolumeMount>,
+    gpu_limits: &BTreeMap<String, Quantity>,
+) -> Container {
+    let main = &inputs.main;
+    let mut env = env_vars(main.env);
+    env.extend(inputs.extra_env.iter().cloned());
+    Container {
+        name: MAIN_CONTAINER.to_string(),
+        image: Some(main.image.to_string()),
+        command: main.command.cloned(),
+        args: main.args.cloned(),
+        env: (!env.is_empty()).then_some(env),
+        ports: main.ports.clone(),
+        resources: resources(main.resources, gpu_limits),
+        readiness_probe: main.readiness_probe.clone(),
+        startup_probe: main.startup_probe.clone(),
+        volume_mounts: (!mounts.is_empty()).then_some(mounts),
+        ..Default::default()
+    }
+}
+
+fn init_containers(inputs: &PodInputs<'_>, mounts: &[VolumeMount]) -> Vec<Container> {
+    inputs
+        .init_containers
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let mut env = env_vars(c.env.as_ref());
+            env.extend(inputs.extra_env.iter().cloned());
+            Container {
+                name: c.name.clone(),
+                image: Some(c.image.clone()),
+                command: c.command.clone(),
+                args: c.args.clone(),
+                env: (!env.is_empty()).then_some(env),
+                resources: resources(c.resources.as_ref(), &BTreeMap::new()),
+                volume_mounts: (!mounts.is_empty()).then(|| mounts.to_vec()),
+                ..Default::default()
+            }
+        })
+        .collect()
+}
+
+/// Builds the pod spec. Errors: user names that collide with what the operator adds.
+pub(crate) fn pod_spec(inputs: PodInputs<'_>) -> Result<PodSpec, RenderError> {
+    check_reserved(&inputs)?;
+    let gpu_placement = inputs
+        .gpu
+        .map(|g| placement(g, inputs.budget))
+        .unwrap_or_default();
+    let Mounts {
+        volumes,
+        shared,
+        main,
+    } = mounts(&inputs);
+    let init_containers = init_containers(&inputs, &shared);
+    let main = main_container(&inputs, main, &gpu_placement.limits);
+    Ok(PodSpec {
+        containers: vec![main],
+        init_containers: (!init_containers.is_empty()).then_some(init_containers),
+        volumes: (!volumes.is_empty()).then_some(volumes),
+        service_account_name: Some(
+            inputs
+                .service_account_name
+                .cloned()
+                .unwrap_or_else(|| DEFAULT_SERVICE_ACCOUNT.to_string()),
+        ),
+        automount_service_account_token: Some(
+            inputs.automount_service_account_token.unwrap_or(false),
+        ),
+        // Service links would inject `<SERVICE>_PORT` variables that some servers misread as config.
+        enable_service_links: Some(false),
+        restart_policy: inputs.restart_policy.map(str::to_string),
+        subdomain: inputs.subdomain,
+        affinity: gpu_placement.affinity,
+        tolerations: (!gpu_placement.tolerations.is_empty()).then_some(gpu_placement.tolerations),
+        node_selector: (!gpu_placement.node_selector.is_empty())
+            .then_some(gpu_placement.node_selector),
+        priority_class_name: inputs.gpu.and_then(|g| g.priority_class_name.clone()),
+        ..Default::default()
+    })
+}

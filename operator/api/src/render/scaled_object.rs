@@ -1,0 +1,56 @@
+//! The KEDA ScaledObject, only when triggers are given (the KEDA CRD requires one; DESIGN.md section 3, Scaling):
+//! bounds from `replicas` (at least 1 while `active`), triggers passed through, paused at 0 while `suspended`.
+
+use std::collections::BTreeMap;
+
+use super::inference::{InferenceFacts, Workload, triggers};
+use super::keda::{PAUSED_REPLICAS_ANNOTATION, ScaleTargetRef, ScaledObject, ScaledObjectSpec};
+use super::meta::child_meta;
+use crate::InferenceService;
+
+/// The ScaledObject of `isvc`, `None` without triggers.
+pub(crate) fn scaled_object(
+    isvc: &InferenceService,
+    facts: &InferenceFacts,
+    workload: &Workload,
+) -> Option<ScaledObject> {
+    let triggers = triggers(isvc);
+    if triggers.is_empty() {
+        return None;
+    }
+    let scaling = isvc.spec.scaling.clone().unwrap_or_default();
+    let mut metadata = child_meta(
+        &workload.owner,
+        workload.name.clone(),
+        workload.labels.clone(),
+    );
+    if facts.paused {
+        metadata.annotations = Some(BTreeMap::from([(
+            PAUSED_REPLICAS_ANNOTATION.to_string(),
+            "0".to_string(),
+        )]));
+    }
+    let min_count = facts.autoscaler_floor.unwrap_or(1);
+    let max = facts.effective.max_replicas.unwrap_or(min_count.max(1));
+    Some(ScaledObject {
+        metadata,
+        spec: ScaledObjectSpec {
+            scale_target_ref: ScaleTargetRef {
+                api_version: "apps/v1".to_string(),
+                kind: "Deployment".to_string(),
+                name: workload.name.clone(),
+            },
+            polling_interval: scaling.polling_interval,
+            cooldown_period: scaling.cooldown_period,
+            initial_cooldown_period: scaling.initial_cooldown_period,
+            idle_replica_count: isvc
+                .spec
+                .replicas
+                .as_ref()
+                .and_then(|r| r.idle_replica_count),
+            min_replica_count: min_count,
+            max_replica_count: max.max(min_count),
+            triggers,
+        },
+    })
+}

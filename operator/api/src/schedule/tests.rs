@@ -1,0 +1,112 @@
+use super::*;
+
+fn at(text: &str) -> Timestamp {
+    text.parse().unwrap()
+}
+
+fn state(expires_at: Option<&str>, now: &str) -> ScheduleState {
+    let schedule = Schedule {
+        expires_at: expires_at.map(str::to_owned),
+    };
+    ScheduleState::of(Some(&schedule), at(now))
+}
+
+#[test]
+fn before_the_time_the_intent_is_the_specs_and_the_transition_is_announced() {
+    let s = state(Some("2026-12-02T18:00:00Z"), "2026-12-02T17:59:00Z");
+    assert!(!s.expired());
+    assert_eq!(s.intent(Some(Intent::Active)), Some(Intent::Active));
+    assert_eq!(s.intent(None), None);
+    assert_eq!(
+        s.next_transition(None),
+        Some(NextTransition {
+            at: "2026-12-02T18:00:00Z".into(),
+            intent: Intent::Suspended
+        })
+    );
+    // Already suspended by the spec: nothing to announce.
+    assert_eq!(s.next_transition(Some(Intent::Suspended)), None);
+    assert_eq!(
+        s.requeue_within(Duration::from_secs(300)),
+        Duration::from_secs(60)
+    );
+    assert_eq!(
+        s.requeue_within(Duration::from_secs(10)),
+        Duration::from_secs(10)
+    );
+}
+
+#[test]
+fn from_the_time_on_it_is_suspended_and_says_why() {
+    let s = state(Some("2026-12-02T18:00:00Z"), "2026-12-02T18:00:00Z");
+    assert!(s.expired());
+    assert_eq!(s.intent(Some(Intent::Active)), Some(Intent::Suspended));
+    assert_eq!(s.next_transition(None), None);
+    assert_eq!(
+        s.requeue_within(Duration::from_secs(300)),
+        Duration::from_secs(300)
+    );
+    let mut conditions = vec![
+        DesiredCondition::new(
+            ConditionType::Ready,
+            false,
+            Reason::Suspended,
+            "intent is suspended",
+        ),
+        DesiredCondition::new(
+            ConditionType::Suspended,
+            true,
+            Reason::Suspended,
+            "intent is suspended",
+        ),
+    ];
+    s.annotate(Some(Intent::Active), &mut conditions);
+    assert_eq!(conditions[1].reason, Reason::Expired);
+    assert!(
+        conditions[1]
+            .message
+            .starts_with("spec.schedule.expiresAt 2026-12-02T18:00:00Z has passed"),
+        "{}",
+        conditions[1].message
+    );
+    assert_eq!(conditions[0].reason, Reason::Suspended);
+}
+
+#[test]
+fn the_specs_own_suspension_and_a_cancel_keep_their_reasons() {
+    let s = state(Some("2026-12-02T18:00:00Z"), "2026-12-03T00:00:00Z");
+    let own = DesiredCondition::new(
+        ConditionType::Suspended,
+        true,
+        Reason::Suspended,
+        "intent is suspended",
+    );
+    let mut conditions = vec![own.clone()];
+    s.annotate(Some(Intent::Suspended), &mut conditions);
+    assert_eq!(conditions, vec![own]);
+    let cancelled = DesiredCondition::new(
+        ConditionType::Suspended,
+        true,
+        Reason::Cancelled,
+        "spec.cancel is true",
+    );
+    let mut conditions = vec![cancelled.clone()];
+    s.annotate(None, &mut conditions);
+    assert_eq!(conditions, vec![cancelled]);
+}
+
+#[test]
+fn no_schedule_or_unparsable_text_changes_nothing() {
+    for s in [
+        ScheduleState::of(None, at("2026-12-02T18:00:00Z")),
+        state(Some("tomorrow"), "2026-12-02T18:00:00Z"),
+    ] {
+        assert!(!s.expired());
+        assert_eq!(s.intent(Some(Intent::Active)), Some(Intent::Active));
+        assert_eq!(s.next_transition(None), None);
+        assert_eq!(
+            s.requeue_within(Duration::from_secs(7)),
+            Duration::from_secs(7)
+        );
+    }
+}

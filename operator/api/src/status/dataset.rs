@@ -1,0 +1,132 @@
+//! Dataset status, computed (DESIGN.md section 3, Dataset): which runs use a Dataset, whether its deletion is held
+//! by the in-use finalizer, and the `Ready` / `PVCBound` conditions.
+
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use kube::{Resource, ResourceExt};
+
+use super::training::is_finished;
+use crate::conditions::{ConditionStatus, ConditionType, DesiredCondition, Reason};
+use crate::{Dataset, TrainingRun};
+
+/// Finalizer that holds a Dataset's deletion while an unfinished TrainingRun uses it.
+pub const FINALIZER: &str = "modelfleet.io/dataset-in-use";
+
+/// Whether `run` uses `dataset`: same namespace, a `spec.datasets[]` entry naming it (without another namespace)
+/// with its version, and the run is not finished (Succeeded, Failed, Cancelled) nor being deleted. A run referencing
+/// another version does not use this one (its Job is refused).
+pub fn uses(run: &TrainingRun, dataset: &Dataset) -> bool {
+    let namespace = dataset.namespace();
+    if run.namespace() != namespace
+        || run.meta().deletion_timestamp.is_some()
+        || is_finished(run.status.as_ref().and_then(|s| s.phase))
+    {
+        return false;
+    }
+    let name = dataset.name_any();
+    run.spec.datasets.iter().flatten().any(|r| {
+        r.name == name
+            && r.version == dataset.spec.version
+            && r.namespace
+                .as_ref()
+                .is_none_or(|ns| Some(ns) == namespace.as_ref())
+    })
+}
+
+/// `namespace/name` of every run in `runs` that [`uses`] `dataset`, sorted (the `usedBy` status field).
+pub fn used_by(runs: &[&TrainingRun], dataset: &Dataset) -> Vec<String> {
+    let mut names: Vec<String> = runs
+        .iter()
+        .filter(|run| uses(run, dataset))
+        .map(|run| format!("{}/{}", run.namespace().unwrap_or_default(), run.name_any()))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// What to do with [`FINALIZER`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FinalizerChange {
+    /// Add it: the Dataset is in use and not being deleted.
+    Add,
+    /// Remove it: no unfinished run uses the Dataset (its pending deletion, if any, proceeds).
+    Remove,
+    /// Leave the list as it is.
+    Keep,
+}
+
+/// The finalizer decision. A finalizer is never added to an object that is being deleted (case O-03's rule): a
+/// Dataset deleted before any run used it goes away at once.
+pub fn finalizer_change(has_finalizer: bool, deleting: bool, in_use: bool) -> FinalizerChange {
+    match (has_finalizer, deleting, in_use) {
+        (false, false, true) => FinalizerChange::Add,
+        (true, _, false) => FinalizerChange::Remove,
+        _ => FinalizerChange::Keep,
+    }
+}
+
+/// `PVCBound` for the claim named `claim_name` (`claim` is the live claim, `None` when it does not exist).
+pub fn pvc_bound(claim_name: &str, claim: Option<&PersistentVolumeClaim>) -> DesiredCondition {
+    let Some(claim) = claim else {
+        return DesiredCondition::new(
+            ConditionType::PVCBound,
+            false,
+            Reason::ClaimNotFound,
+            format!("PersistentVolumeClaim {claim_name} does not exist in the Dataset's namespace"),
+        );
+    };
+    let phase = claim
+        .status
+        .as_ref()
+        .and_then(|s| s.phase.as_deref())
+        .unwrap_or("Pending");
+    if phase == "Bound" {
+        DesiredCondition::new(
+            ConditionType::PVCBound,
+            true,
+            Reason::Bound,
+            format!("PersistentVolumeClaim {claim_name} is Bound"),
+        )
+    } else {
+        DesiredCondition::new(
+            ConditionType::PVCBound,
+            false,
+            Reason::ClaimPending,
+            format!("PersistentVolumeClaim {claim_name} is {phase}, not Bound"),
+        )
+    }
+}
+
+/// `Ready`: the data is usable (no claim, or the claim is Bound; registration never checks remote data). While a
+/// deletion waits for runs, `Ready=False, InUse` names them.
+pub fn ready(
+    pvc: Option<&DesiredCondition>,
+    deleting: bool,
+    used_by: &[String],
+) -> DesiredCondition {
+    if deleting && !used_by.is_empty() {
+        return DesiredCondition::new(
+            ConditionType::Ready,
+            false,
+            Reason::InUse,
+            format!(
+                "deletion waits until these runs finish: {}",
+                used_by.join(", ")
+            ),
+        );
+    }
+    match pvc {
+        Some(c) if c.status != ConditionStatus::True => {
+            DesiredCondition::new(ConditionType::Ready, false, c.reason, c.message.clone())
+        }
+        _ => DesiredCondition::new(
+            ConditionType::Ready,
+            true,
+            Reason::AsExpected,
+            "registered (remote data is not checked)",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;

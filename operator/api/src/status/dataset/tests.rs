@@ -1,0 +1,97 @@
+use super::*;
+use crate::{DatasetSpec, TrainingPhase, TrainingRunSpec, TrainingRunStatus};
+use k8s_openapi::api::core::v1::PersistentVolumeClaimStatus;
+use serde_json::json;
+
+fn dataset(version: &str) -> Dataset {
+    let mut d = Dataset::new(
+        "corpus",
+        serde_json::from_value::<DatasetSpec>(
+            json!({"version": version, "source": {"uri": "s3://b/c"}}),
+        )
+        .unwrap(),
+    );
+    d.metadata.namespace = Some("ml".into());
+    d
+}
+
+fn run(name: &str, ns: &str, refs: serde_json::Value, phase: Option<TrainingPhase>) -> TrainingRun {
+    let spec: TrainingRunSpec = serde_json::from_value(json!({
+        "container": {"image": "x"},
+        "datasets": refs,
+    }))
+    .unwrap();
+    let mut r = TrainingRun::new(name, spec);
+    r.metadata.namespace = Some(ns.into());
+    r.status = Some(TrainingRunStatus {
+        phase,
+        ..Default::default()
+    });
+    r
+}
+
+#[test]
+fn only_unfinished_runs_of_the_same_namespace_and_version_use_a_dataset() {
+    let d = dataset("3");
+    let r = |v: &str| json!([{"name": "corpus", "version": v, "mountPath": "/d"}]);
+    let running = run("a", "ml", r("3"), Some(TrainingPhase::Running));
+    let pending = run("b", "ml", r("3"), None);
+    let done = run("c", "ml", r("3"), Some(TrainingPhase::Succeeded));
+    let cancelled = run("d", "ml", r("3"), Some(TrainingPhase::Cancelled));
+    let other_version = run("e", "ml", r("4"), None);
+    let other_ns = run("f", "team-b", r("3"), None);
+    let all = [
+        &running,
+        &pending,
+        &done,
+        &cancelled,
+        &other_version,
+        &other_ns,
+    ];
+    assert_eq!(used_by(&all, &d), vec!["ml/a", "ml/b"]);
+}
+
+#[test]
+fn finalizer_is_never_added_while_deleting() {
+    assert_eq!(finalizer_change(false, false, true), FinalizerChange::Add);
+    assert_eq!(finalizer_change(false, true, true), FinalizerChange::Keep);
+    assert_eq!(finalizer_change(true, true, true), FinalizerChange::Keep);
+    assert_eq!(finalizer_change(true, true, false), FinalizerChange::Remove);
+    assert_eq!(
+        finalizer_change(true, false, false),
+        FinalizerChange::Remove
+    );
+    assert_eq!(finalizer_change(false, false, false), FinalizerChange::Keep);
+}
+
+#[test]
+fn pvc_bound_reasons() {
+    assert_eq!(pvc_bound("c", None).reason, Reason::ClaimNotFound);
+    let claim = |phase: &str| PersistentVolumeClaim {
+        status: Some(PersistentVolumeClaimStatus {
+            phase: Some(phase.into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    assert_eq!(
+        pvc_bound("c", Some(&claim("Pending"))).reason,
+        Reason::ClaimPending
+    );
+    let bound = pvc_bound("c", Some(&claim("Bound")));
+    assert_eq!(
+        (bound.status, bound.reason),
+        (ConditionStatus::True, Reason::Bound)
+    );
+    assert_eq!(
+        ready(Some(&bound), false, &[]).status,
+        ConditionStatus::True
+    );
+    let pending = pvc_bound("c", Some(&claim("Pending")));
+    assert_eq!(
+        ready(Some(&pending), false, &[]).reason,
+        Reason::ClaimPending
+    );
+    assert_eq!(ready(None, true, &["ml/a".into()]).reason, Reason::InUse);
+    assert_eq!(ready(None, false, &[]).status, ConditionStatus::True);
+}

@@ -1,0 +1,320 @@
+//! InferenceService status, computed: the render facts and what the live children report in, the desired status
+//! and conditions out (DESIGN.md section 3, condition table and scaling rules; case O-02: never Ready on stale data).
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+
+use super::Draft;
+use crate::conditions::{ConditionStatus, ConditionType, DesiredCondition, Reason};
+use crate::render::{InferenceFacts, RenderError};
+use crate::{InferenceService, InferenceServiceStatus, Intent};
+
+/// What the live children report, as the controller read them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observed<'a> {
+    /// The live Deployment after apply.
+    pub deployment: Option<&'a Deployment>,
+    /// The scheduler's message for a pod it cannot place ([`unschedulable_message`]), while not rolled out.
+    pub unschedulable: Option<&'a str>,
+    /// Optional APIs the spec needs that the cluster lacks, e.g. `KEDA (keda.sh/v1alpha1 ScaledObject)`.
+    pub missing: Vec<&'static str>,
+    /// The HTTPRoute.
+    pub route: RouteState<'a>,
+    /// The ScaledObject, or the fixed replica count.
+    pub scaling: ScalingState<'a>,
+    /// Whether 0 replicas is a state the autoscaler may hold ([`InferenceFacts::may_scale_to_zero`]).
+    pub may_scale_to_zero: bool,
+}
+
+/// The status after a successful apply: facts from render, counts from the Deployment, and the conditions.
+pub fn desired(
+    isvc: &InferenceService,
+    facts: &InferenceFacts,
+    observed: &Observed<'_>,
+) -> Draft<InferenceServiceStatus> {
+    let deployment_status = observed.deployment.and_then(|d| d.status.as_ref());
+    Draft {
+        status: InferenceServiceStatus {
+            replicas: Some(deployment_status.and_then(|s| s.replicas).unwrap_or(0)),
+            ready_replicas: Some(
+                deployment_status
+                    .and_then(|s| s.ready_replicas)
+                    .unwrap_or(0),
+            ),
+            ..facts_status(isvc, facts)
+        },
+        conditions: {
+            let mut list = conditions(facts.intent, observed);
+            super::with_fit_warning(&mut list, facts.budget.as_ref());
+            list
+        },
+    }
+}
+
+/// The status when render refused the spec: nothing was applied, so the replica counts still describe the running
+/// Deployment (kept from `isvc`'s status); the facts describe the current spec; `Ready=False, ReconcileError` and
+/// `Degraded=True` with the refusal's reason carry the message.
+pub fn refused(
+    isvc: &InferenceService,
+    facts: &InferenceFacts,
+    refusal: &RenderError,
+) -> Draft<InferenceServiceStatus> {
+    let message = refusal.to_string();
+    let previous = isvc.status.clone().unwrap_or_default();
+    let mut conditions = vec![DesiredCondition::new(
+        ConditionType::Ready,
+        false,
+        Reason::ReconcileError,
+        message.clone(),
+    )];
+    if matches!(refusal, RenderError::NoGateway) {
+        conditions.push(route_ready(&RouteState::NoGateway));
+    }
+    conditions.push(suspended(facts.intent));
+    conditions.push(DesiredCondition::new(
+        ConditionType::Degraded,
+        true,
+        refusal.reason(),
+        message,
+    ));
+    Draft {
+        status: InferenceServiceStatus {
+            replicas: previous.replicas,
+            ready_replicas: previous.ready_replicas,
+            ..facts_status(isvc, facts)
+        },
+        conditions,
+    }
+}
+
+/// The status fields render's facts determine (no replica counts, no conditions).
+fn facts_status(isvc: &InferenceService, facts: &InferenceFacts) -> InferenceServiceStatus {
+    InferenceServiceStatus {
+        conditions: None,
+        observed_generation: isvc.metadata.generation,
+        replicas: None,
+        ready_replicas: None,
+        url: facts.url.clone(),
+        capacity_class: facts.capacity_class().map(str::to_owned),
+        per_gpu_memory_gib: facts.per_gpu_memory_gib(),
+        kv_cache: crate::KvCacheStatus::of(facts.budget.as_ref()),
+        next_transition: None,
+        effective: Some(facts.effective.clone()),
+    }
+}
+
+/// Every condition of a reconciled InferenceService, in the order they are written: `Ready`, `Progressing`,
+/// `RouteReady`, `ScalingReady`, `Suspended`, `Degraded`.
+pub fn conditions(intent: Intent, observed: &Observed<'_>) -> Vec<DesiredCondition> {
+    let mut list = vec![
+        ready(intent, observed),
+        progressing(observed.deployment),
+        route_ready(&observed.route),
+        scaling_ready(&observed.scaling),
+        suspended(intent),
+    ];
+    list.push(degraded(&list));
+    list
+}
+
+/// Whether the Deployment has finished rolling out the current template: its controller observed the current
+/// generation and `updated == available == desired` with no old replicas left (case O-02).
+pub fn rolled_out(deployment: &Deployment) -> bool {
+    let desired = desired_replicas(deployment);
+    let Some(status) = deployment.status.as_ref() else {
+        return false;
+    };
+    let observed =
+        status.observed_generation.unwrap_or(-1) >= deployment.metadata.generation.unwrap_or(0);
+    observed
+        && status.updated_replicas.unwrap_or(0) == desired
+        && status.available_replicas.unwrap_or(0) == desired
+        && status.replicas.unwrap_or(0) == desired
+}
+
+/// `spec.replicas` of the Deployment (Kubernetes defaults an absent value to 1).
+pub fn desired_replicas(deployment: &Deployment) -> i32 {
+    deployment
+        .spec
+        .as_ref()
+        .and_then(|s| s.replicas)
+        .unwrap_or(1)
+}
+
+/// The scheduler's message of the first pod it could not place (`PodScheduled=False`, reason `Unschedulable`).
+pub fn unschedulable_message(pods: &[Pod]) -> Option<String> {
+    pods.iter().find_map(|pod| {
+        pod.status
+            .as_ref()?
+            .conditions
+            .as_ref()?
+            .iter()
+            .find(|c| {
+                c.type_ == "PodScheduled"
+                    && c.status == "False"
+                    && c.reason.as_deref() == Some("Unschedulable")
+            })
+            .map(|c| {
+                c.message
+                    .clone()
+                    .unwrap_or_else(|| "pods cannot be scheduled".to_owned())
+            })
+    })
+}
+
+/// `Ready`: True only when the Deployment rolled out the current generation with at least one replica.
+/// Precedence when not ready: Suspended, DependencyMissing, ScaledToZero (only where the autoscaler may hold 0:
+/// never while `active`), Unschedulable, Progressing.
+pub fn ready(intent: Intent, observed: &Observed<'_>) -> DesiredCondition {
+    let (deployment, unschedulable, missing) = (
+        observed.deployment,
+        observed.unschedulable,
+        &observed.missing,
+    );
+    let not_ready = |reason: Reason, message: String| {
+        DesiredCondition::new(ConditionType::Ready, false, reason, message)
+    };
+    if intent == Intent::Suspended {
+        return not_ready(Reason::Suspended, "intent is suspended: 0 replicas".into());
+    }
+    if !missing.is_empty() {
+        return not_ready(
+            Reason::DependencyMissing,
+            format!("not installed in the cluster: {}", missing.join(", ")),
+        );
+    }
+    let Some(deployment) = deployment else {
+        return not_ready(
+            Reason::Progressing,
+            "the Deployment does not exist yet".into(),
+        );
+    };
+    let desired = desired_replicas(deployment);
+    if desired == 0 && observed.may_scale_to_zero {
+        return not_ready(
+            Reason::ScaledToZero,
+            "the autoscaler scaled the Deployment to 0 replicas".into(),
+        );
+    }
+    if desired == 0 {
+        return not_ready(
+            Reason::Progressing,
+            "the Deployment has 0 replicas: raising it to the autoscaler's minimum".into(),
+        );
+    }
+    if rolled_out(deployment) {
+        return DesiredCondition::new(
+            ConditionType::Ready,
+            true,
+            Reason::AsExpected,
+            format!("{desired} of {desired} replicas updated and available"),
+        );
+    }
+    if let Some(message) = unschedulable {
+        return not_ready(Reason::Unschedulable, message.to_owned());
+    }
+    let status = deployment.status.clone().unwrap_or_default();
+    not_ready(
+        Reason::Progressing,
+        format!(
+            "rollout in progress: {} updated, {} available of {desired} desired",
+            status.updated_replicas.unwrap_or(0),
+            status.available_replicas.unwrap_or(0)
+        ),
+    )
+}
+
+/// `Progressing`: True while a rollout is under way, else False with reason `RolloutComplete`.
+pub fn progressing(deployment: Option<&Deployment>) -> DesiredCondition {
+    match deployment {
+        Some(d) if rolled_out(d) || desired_replicas(d) == 0 => DesiredCondition::new(
+            ConditionType::Progressing,
+            false,
+            Reason::RolloutComplete,
+            "the Deployment is rolled out",
+        ),
+        _ => DesiredCondition::new(
+            ConditionType::Progressing,
+            true,
+            Reason::RollingOut,
+            "the Deployment is rolling out",
+        ),
+    }
+}
+
+/// `Suspended`: True exactly when intent is suspended.
+pub fn suspended(intent: Intent) -> DesiredCondition {
+    if intent == Intent::Suspended {
+        DesiredCondition::new(
+            ConditionType::Suspended,
+            true,
+            Reason::Suspended,
+            "intent is suspended",
+        )
+    } else {
+        DesiredCondition::new(
+            ConditionType::Suspended,
+            false,
+            Reason::AsExpected,
+            format!("intent is {}", intent.as_str()),
+        )
+    }
+}
+
+/// `Degraded`: True when another condition is a warning a human must act on; the message lists them.
+pub fn degraded(conditions: &[DesiredCondition]) -> DesiredCondition {
+    let problems: Vec<String> = conditions
+        .iter()
+        .filter(|c| is_warning(c))
+        .map(|c| format!("{}: {}", c.type_, c.reason))
+        .collect();
+    if problems.is_empty() {
+        DesiredCondition::new(ConditionType::Degraded, false, Reason::AsExpected, "")
+    } else {
+        DesiredCondition::new(
+            ConditionType::Degraded,
+            true,
+            Reason::NeedsAttention,
+            problems.join("; "),
+        )
+    }
+}
+
+/// Whether the desired condition is bad news a user should see as a Warning Event.
+pub fn is_warning(condition: &DesiredCondition) -> bool {
+    condition.status == ConditionStatus::False
+        && matches!(
+            condition.reason,
+            Reason::Unschedulable
+                | Reason::ReconcileError
+                | Reason::DependencyMissing
+                | Reason::GatewayNotFound
+                | Reason::HostnameConflict
+                | Reason::KedaMissing
+                | Reason::ScaleFromZeroUnreachable
+                | Reason::ScaledObjectNotReady
+                | Reason::AutoscalerPaused
+        )
+}
+
+/// Whether an object whose `Ready` is `ready` is settled (resynced at the slow period) rather than still
+/// converging (requeued soon: pods may be waiting for a node).
+pub fn settled(ready: &DesiredCondition) -> bool {
+    ready.is_true()
+        || matches!(
+            ready.reason,
+            Reason::Suspended | Reason::ScaledToZero | Reason::DependencyMissing
+        )
+}
+
+mod route;
+mod scaling;
+
+pub use route::{RouteState, route_ready};
+pub use scaling::{
+    ScalingState, scale_from_zero_unreachable, scale_from_zero_warning, scale_from_zero_warning_of,
+    scaling_ready,
+};
+
+#[cfg(test)]
+mod tests;

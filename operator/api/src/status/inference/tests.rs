@@ -1,0 +1,469 @@
+use super::*;
+use crate::{InferenceServiceSpec, Replicas, Scaling, Trigger};
+use k8s_openapi::api::apps::v1::{DeploymentSpec, DeploymentStatus};
+use k8s_openapi::api::core::v1::{PodCondition, PodStatus};
+use serde_json::json;
+
+fn deployment(
+    generation: i64,
+    desired: i32,
+    observed: i64,
+    updated: i32,
+    available: i32,
+    total: i32,
+) -> Deployment {
+    let mut d = Deployment {
+        spec: Some(DeploymentSpec {
+            replicas: Some(desired),
+            ..Default::default()
+        }),
+        status: Some(DeploymentStatus {
+            observed_generation: Some(observed),
+            updated_replicas: Some(updated),
+            available_replicas: Some(available),
+            replicas: Some(total),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    d.metadata.generation = Some(generation);
+    d
+}
+
+/// `ready` for a deployment as the controller observed it (no route, fixed replicas).
+fn ready(
+    intent: Intent,
+    deployment: Option<&Deployment>,
+    unschedulable: Option<&str>,
+    missing: &[&'static str],
+) -> DesiredCondition {
+    super::ready(
+        intent,
+        &Observed {
+            deployment,
+            unschedulable,
+            missing: missing.to_vec(),
+            route: RouteState::NotRequested,
+            scaling: ScalingState::Fixed(1),
+            may_scale_to_zero: true,
+        },
+    )
+}
+
+#[test]
+fn ready_only_on_current_generation_with_all_replicas_updated_and_available() {
+    let ok = deployment(2, 2, 2, 2, 2, 2);
+    assert!(rolled_out(&ok));
+    let c = ready(Intent::Automatic, Some(&ok), None, &[]);
+    assert_eq!(
+        (c.status, c.reason),
+        (ConditionStatus::True, Reason::AsExpected)
+    );
+    // Stale: the Deployment controller has not seen generation 3 yet (case O-02).
+    let stale = deployment(3, 2, 2, 2, 2, 2);
+    assert!(!rolled_out(&stale));
+    assert_eq!(
+        ready(Intent::Automatic, Some(&stale), None, &[]).reason,
+        Reason::Progressing
+    );
+    // Old replicas still running.
+    assert!(!rolled_out(&deployment(2, 2, 2, 2, 2, 3)));
+    assert!(!rolled_out(&deployment(2, 2, 2, 1, 2, 2)));
+    assert!(!rolled_out(&deployment(2, 2, 2, 2, 1, 2)));
+    assert_eq!(
+        ready(Intent::Automatic, None, None, &[]).reason,
+        Reason::Progressing
+    );
+}
+
+#[test]
+fn not_ready_reasons_follow_precedence() {
+    let rolling = deployment(2, 1, 2, 0, 0, 1);
+    assert_eq!(
+        ready(Intent::Automatic, Some(&rolling), Some("0/3 nodes"), &[]).reason,
+        Reason::Unschedulable
+    );
+    assert_eq!(
+        ready(Intent::Automatic, Some(&rolling), None, &["KEDA"]).reason,
+        Reason::DependencyMissing
+    );
+    assert_eq!(
+        ready(Intent::Suspended, Some(&rolling), None, &["KEDA"]).reason,
+        Reason::Suspended
+    );
+    let zero = deployment(2, 0, 2, 0, 0, 0);
+    assert_eq!(
+        ready(Intent::Automatic, Some(&zero), None, &[]).reason,
+        Reason::ScaledToZero
+    );
+    let ok = deployment(1, 1, 1, 1, 1, 1);
+    assert_eq!(
+        ready(Intent::Active, Some(&ok), Some("stale pod"), &[]).status,
+        ConditionStatus::True
+    );
+}
+
+#[test]
+fn progressing_and_suspended() {
+    assert_eq!(progressing(None).status, ConditionStatus::True);
+    assert_eq!(progressing(None).reason, Reason::RollingOut);
+    assert_eq!(
+        progressing(Some(&deployment(1, 1, 1, 1, 1, 1))).reason,
+        Reason::RolloutComplete
+    );
+    assert_eq!(suspended(Intent::Suspended).status, ConditionStatus::True);
+    assert_eq!(suspended(Intent::Active).status, ConditionStatus::False);
+}
+
+#[test]
+fn finds_unschedulable_pods() {
+    let pod = |reason: &str| Pod {
+        status: Some(PodStatus {
+            conditions: Some(vec![PodCondition {
+                type_: "PodScheduled".into(),
+                status: "False".into(),
+                reason: Some(reason.into()),
+                message: Some("0/4 nodes are available".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    assert_eq!(
+        unschedulable_message(&[Pod::default(), pod("Unschedulable")]).as_deref(),
+        Some("0/4 nodes are available")
+    );
+    assert_eq!(unschedulable_message(&[pod("SchedulingGated")]), None);
+}
+
+#[test]
+fn route_ready_reads_the_gateway_status_for_our_parent() {
+    let parent = ("gateway-system", "shared");
+    let status = json!({"parents": [
+        {"parentRef": {"name": "other", "namespace": "gateway-system"},
+         "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}]},
+        {"parentRef": {"name": "shared", "namespace": "gateway-system"},
+         "conditions": [{"type": "Accepted", "status": "False", "reason": "NotAllowedByListeners", "message": "no", "observedGeneration": 1}]}
+    ]});
+    let c = route_ready(&RouteState::Applied {
+        status: Some(&status),
+        generation: Some(1),
+        parent,
+    });
+    assert_eq!(
+        (c.status, c.reason),
+        (ConditionStatus::False, Reason::NotAccepted)
+    );
+    let conflict = json!({"parents": [{"parentRef": {"name": "shared", "namespace": "gateway-system"},
+        "conditions": [{"type": "Accepted", "status": "False", "reason": "NoMatchingListenerHostname", "observedGeneration": 1}]}]});
+    assert_eq!(
+        route_ready(&RouteState::Applied {
+            status: Some(&conflict),
+            generation: Some(1),
+            parent,
+        })
+        .reason,
+        Reason::HostnameConflict
+    );
+    let accepted = json!({"parents": [{"parentRef": {"name": "shared", "namespace": "gateway-system"},
+        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "observedGeneration": 1}]}]});
+    assert_eq!(
+        route_ready(&RouteState::Applied {
+            status: Some(&accepted),
+            generation: Some(1),
+            parent,
+        })
+        .status,
+        ConditionStatus::True
+    );
+    assert_eq!(
+        route_ready(&RouteState::Applied {
+            status: None,
+            generation: Some(1),
+            parent,
+        })
+        .reason,
+        Reason::NotAccepted
+    );
+    assert_eq!(
+        route_ready(&RouteState::NotRequested).reason,
+        Reason::NotRequested
+    );
+    assert_eq!(
+        route_ready(&RouteState::GatewayNotFound("a/b".into())).reason,
+        Reason::GatewayNotFound
+    );
+    assert_eq!(
+        route_ready(&RouteState::CrdMissing).reason,
+        Reason::DependencyMissing
+    );
+}
+
+fn spec(min: Option<i32>, triggers: Vec<(&str, Option<&str>)>) -> InferenceServiceSpec {
+    let mut spec: InferenceServiceSpec = serde_json::from_value(json!({
+        "model": {"name": "m"}, "container": {"image": "i"}
+    }))
+    .unwrap();
+    spec.replicas = Some(Replicas {
+        min,
+        ..Default::default()
+    });
+    spec.scaling = Some(Scaling {
+        triggers: Some(
+            triggers
+                .into_iter()
+                .map(|(type_, query)| Trigger {
+                    type_: type_.into(),
+                    name: None,
+                    metadata: query
+                        .map(|q| [("query".to_owned(), q.to_owned())].into())
+                        .unwrap_or_default(),
+                    authentication_ref: None,
+                    metric_type: None,
+                })
+                .collect(),
+        ),
+        ..Default::default()
+    });
+    spec
+}
+
+#[test]
+fn scale_from_zero_needs_a_trigger_that_exists_without_pods() {
+    assert!(scale_from_zero_unreachable(&spec(
+        Some(0),
+        vec![("cpu", None)]
+    )));
+    assert!(scale_from_zero_unreachable(&spec(
+        Some(0),
+        vec![("prometheus", Some("sum(vllm:num_requests_waiting)"))]
+    )));
+    assert!(!scale_from_zero_unreachable(&spec(
+        Some(0),
+        vec![("cpu", None), ("rabbitmq", None)]
+    )));
+    assert!(!scale_from_zero_unreachable(&spec(
+        Some(1),
+        vec![("cpu", None)]
+    )));
+    assert!(!scale_from_zero_unreachable(&spec(
+        Some(0),
+        vec![("prometheus", Some("sum(gateway_backlog)"))]
+    )));
+    let mut active = spec(Some(0), vec![("cpu", None)]);
+    active.intent = Some(Intent::Active);
+    assert!(!scale_from_zero_unreachable(&active));
+}
+
+#[test]
+fn scaling_ready_states() {
+    assert_eq!(
+        scaling_ready(&ScalingState::Fixed(2)).status,
+        ConditionStatus::True
+    );
+    assert_eq!(
+        scaling_ready(&ScalingState::KedaMissing).reason,
+        Reason::KedaMissing
+    );
+    let failed = json!({"conditions": [{"type": "Ready", "status": "False", "reason": "ScaledObjectCheckFailed", "message": "bad"}]});
+    let c = scaling_ready(&ScalingState::Applied {
+        status: Some(&failed),
+        unreachable_from_zero: None,
+        paused_by_intent: false,
+    });
+    assert_eq!(
+        (c.status, c.reason, c.message.as_str()),
+        (
+            ConditionStatus::False,
+            Reason::ScaledObjectNotReady,
+            "KEDA: ScaledObjectCheckFailed: bad"
+        )
+    );
+    assert!(is_warning(&c));
+    let c = scaling_ready(&ScalingState::Applied {
+        status: None,
+        unreachable_from_zero: scale_from_zero_warning(&spec(Some(0), vec![("cpu", None)])),
+        paused_by_intent: false,
+    });
+    assert_eq!(c.reason, Reason::ScaleFromZeroUnreachable);
+    assert!(
+        c.message.starts_with(
+            "the service can scale to 0 but no trigger can wake it: scaling.triggers[0] (cpu)"
+        ),
+        "{}",
+        c.message
+    );
+    assert!(is_warning(&c));
+    let c = scaling_ready(&ScalingState::Applied {
+        status: None,
+        unreachable_from_zero: None,
+        paused_by_intent: false,
+    });
+    assert_eq!(c.status, ConditionStatus::True);
+}
+
+#[test]
+fn degraded_lists_the_warnings() {
+    let list = [
+        DesiredCondition::new(
+            ConditionType::Ready,
+            false,
+            Reason::Unschedulable,
+            "no node",
+        ),
+        DesiredCondition::new(
+            ConditionType::RouteReady,
+            false,
+            Reason::NotAccepted,
+            "wait",
+        ),
+    ];
+    let d = degraded(&list);
+    assert_eq!(
+        (d.status, d.reason),
+        (ConditionStatus::True, Reason::NeedsAttention)
+    );
+    assert_eq!(d.message, "Ready: Unschedulable");
+    assert_eq!(degraded(&list[1..]).status, ConditionStatus::False);
+}
+
+// Issue 18 ("a fit that leaves no room is accepted in silence"): runtimeGiB 0 with marginPercent 0 is a warning on
+// Degraded, alone or next to another warning; written-out defaults are not.
+#[test]
+fn a_fit_without_headroom_is_a_degraded_warning() {
+    let gpu = |fit: &str| -> crate::Gpu {
+        serde_yaml::from_str(&format!(
+            "count: 1\nfit: {{modules: [{{name: w, weightsGiB: 20, placement: sharded}}], {fit}}}"
+        ))
+        .unwrap()
+    };
+    let budget = crate::capacity::plan(&gpu("runtimeGiB: 0, marginPercent: 0")).unwrap();
+    let quiet = DesiredCondition::new(ConditionType::Degraded, false, Reason::AsExpected, "");
+    let mut list = vec![quiet.clone()];
+    crate::status::with_fit_warning(&mut list, budget.as_ref());
+    assert_eq!(
+        (list[0].status, list[0].reason),
+        (ConditionStatus::True, Reason::FitWithoutHeadroom)
+    );
+    assert!(
+        list[0]
+            .message
+            .starts_with("gpu.fit: runtimeGiB 0 and marginPercent 0 leave no room"),
+        "{}",
+        list[0].message
+    );
+    assert!(
+        list[0].message.contains("the 20 GiB per GPU"),
+        "{}",
+        list[0].message
+    );
+    let mut busy = vec![DesiredCondition::new(
+        ConditionType::Degraded,
+        true,
+        Reason::NeedsAttention,
+        "Ready: Unschedulable",
+    )];
+    crate::status::with_fit_warning(&mut busy, budget.as_ref());
+    assert_eq!(busy[0].reason, Reason::NeedsAttention);
+    assert!(
+        busy[0]
+            .message
+            .starts_with("Ready: Unschedulable; FitWithoutHeadroom: gpu.fit:"),
+        "{}",
+        busy[0].message
+    );
+    for fit in [
+        "runtimeGiB: 0",
+        "marginPercent: 0",
+        "runtimeGiB: 2, marginPercent: 10",
+        "runtimeGiB: 0.5, marginPercent: 0",
+    ] {
+        let budget = crate::capacity::plan(&gpu(fit)).unwrap();
+        let mut list = vec![quiet.clone()];
+        crate::status::with_fit_warning(&mut list, budget.as_ref());
+        assert_eq!(list[0], quiet, "{fit}");
+    }
+}
+
+// Issue 24 case 3 (gateway-api#5115): a condition for an older generation says nothing about the current spec.
+#[test]
+fn a_route_accepted_for_an_older_generation_is_waiting() {
+    let parent = ("model-fleet-system", "shared");
+    let status = |accepted: &str, generation: i64| {
+        json!({"parents": [{"parentRef": {"name": "shared", "namespace": "model-fleet-system"},
+            "conditions": [{"type": "Accepted", "status": accepted, "reason": "R", "observedGeneration": generation}]}]})
+    };
+    let (old_accept, old_reject, current) =
+        (status("True", 1), status("False", 1), status("True", 2));
+    for stale in [&old_accept, &old_reject] {
+        let c = route_ready(&RouteState::Applied {
+            status: Some(stale),
+            generation: Some(2),
+            parent,
+        });
+        assert_eq!(
+            (c.status, c.reason),
+            (ConditionStatus::False, Reason::NotAccepted)
+        );
+        assert_eq!(
+            c.message,
+            "waiting for Gateway model-fleet-system/shared to accept the route"
+        );
+    }
+    let c = route_ready(&RouteState::Applied {
+        status: Some(&current),
+        generation: Some(2),
+        parent,
+    });
+    assert_eq!(
+        (c.status, c.reason),
+        (ConditionStatus::True, Reason::Accepted)
+    );
+}
+
+// Issue 24 case 1: a pause KEDA reports while the intent is not suspended (a stale annotation) is a warning.
+#[test]
+fn a_keda_pause_the_intent_did_not_ask_for_is_degraded() {
+    let paused = json!({"conditions": [{"type": "Ready", "status": "True"},
+        {"type": "Paused", "status": "True", "reason": "ScaledObjectPaused", "message": "paused replicas 0"}]});
+    let scaling = |paused_by_intent| ScalingState::Applied {
+        status: Some(&paused),
+        unreachable_from_zero: None,
+        paused_by_intent,
+    };
+    let c = scaling_ready(&scaling(false));
+    assert_eq!(
+        (c.status, c.reason),
+        (ConditionStatus::False, Reason::AutoscalerPaused)
+    );
+    assert!(
+        c.message.contains("ScaledObjectPaused: paused replicas 0"),
+        "{}",
+        c.message
+    );
+    assert_eq!(degraded(&[c]).status, ConditionStatus::True);
+    assert_eq!(scaling_ready(&scaling(true)).status, ConditionStatus::True);
+}
+
+// Issue 24 case 2: ScaledToZero is never reported while the autoscaler may not hold 0 (intent active, min >= 1).
+#[test]
+fn zero_replicas_is_scaled_to_zero_only_where_the_autoscaler_may_hold_zero() {
+    let zero = deployment(2, 0, 2, 0, 0, 0);
+    let observed = |may_scale_to_zero| Observed {
+        deployment: Some(&zero),
+        unschedulable: None,
+        missing: vec![],
+        route: RouteState::NotRequested,
+        scaling: ScalingState::Fixed(0),
+        may_scale_to_zero,
+    };
+    assert_eq!(
+        super::ready(Intent::Automatic, &observed(true)).reason,
+        Reason::ScaledToZero
+    );
+    assert_eq!(
+        super::ready(Intent::Active, &observed(false)).reason,
+        Reason::Progressing
+    );
+}

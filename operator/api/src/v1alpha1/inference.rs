@@ -1,0 +1,345 @@
+//! `InferenceService` (`isvc`): a model server behind a Service, optionally autoscaled by KEDA and
+//! routed by a Gateway API HTTPRoute (DESIGN.md section 3).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::{EnvVar, Gpu, InitContainer, Intent, Resources, Volume};
+
+/// The model a server loads (informational for Model Fleet; injected as environment variables
+/// `MODEL_FLEET_MODEL_NAME`, `MODEL_FLEET_MODEL_REVISION`, `MODEL_FLEET_SERVED_MODEL_NAME`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Model {
+    /// Model identifier, e.g. the Hugging Face repo id `meta-llama/Llama-3.1-8B-Instruct`.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// Revision (branch, tag or commit) to load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 128))]
+    pub revision: Option<String>,
+    /// Name clients use in API requests (e.g. vLLM `--served-model-name`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 253))]
+    pub served_name: Option<String>,
+}
+
+/// A startup probe that gives a model time to load before readiness counts.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StartupProbe {
+    /// HTTP path probed; absent means `readinessPath`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024), regex(pattern = r"^/"))]
+    pub path: Option<String>,
+    /// Longest time in seconds a model may take to load before the container is restarted;
+    /// absent means 1800 (30 minutes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 10, max = 86400))]
+    pub timeout_seconds: Option<i32>,
+}
+
+/// The serving container.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServingContainer {
+    /// Image reference, e.g. `vllm/vllm-openai:v0.8.5`.
+    #[schemars(length(min = 1, max = 512))]
+    pub image: String,
+    /// Entrypoint override.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64), inner(length(max = 4096)))]
+    pub command: Option<Vec<String>>,
+    /// Arguments.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 128), inner(length(max = 4096)))]
+    pub args: Option<Vec<String>>,
+    /// Environment variables (`value`, `secretKeyRef` or `configMapKeyRef`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64))]
+    pub env: Option<Vec<EnvVar>>,
+    /// HTTP port the server listens on; absent means 8080.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: Option<i32>,
+    /// CPU and memory requests and limits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Resources>,
+    /// HTTP path of the readiness probe; absent means `/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024), regex(pattern = r"^/"))]
+    pub readiness_path: Option<String>,
+    /// Startup probe for model loading; absent means the readiness path with a 30 minute budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup_probe: Option<StartupProbe>,
+}
+
+/// Replica bounds. KEDA scales between `min` and `max` when triggers are given.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema, Default)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!has(self.min) || !has(self.max) || self.min <= self.max").message(Message::Message("replicas.min must not exceed replicas.max: lower min or raise max".into())).field_path(".min"))]
+#[x_kube(validation = Rule::new("!has(self.idleReplicaCount) || self.idleReplicaCount < (has(self.min) ? self.min : 1)").message(Message::Message("replicas.idleReplicaCount must be below replicas.min (KEDA rule): remove idleReplicaCount or raise min".into())).field_path(".idleReplicaCount"))]
+pub struct Replicas {
+    /// Lowest replica count (0 allows scale to zero with a suitable trigger); absent means 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 1000))]
+    pub min: Option<i32>,
+    /// Highest replica count; absent means `max(min, 1)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub max: Option<i32>,
+    /// Replicas while no trigger is active; KEDA accepts only 0, and it must be below `min`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 0))]
+    pub idle_replica_count: Option<i32>,
+}
+
+/// KEDA `metricType` of a trigger.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum MetricType {
+    /// Target per replica.
+    AverageValue,
+    /// Target for the total.
+    Value,
+    /// Percent of the request (cpu/memory only).
+    Utilization,
+}
+
+/// A KEDA TriggerAuthentication reference.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthenticationRef {
+    /// Name of the TriggerAuthentication (or ClusterTriggerAuthentication).
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// `TriggerAuthentication` (absent) or `ClusterTriggerAuthentication`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<AuthenticationKind>,
+}
+
+/// Kinds of KEDA authentication objects.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum AuthenticationKind {
+    /// Namespaced.
+    TriggerAuthentication,
+    /// Cluster scoped.
+    ClusterTriggerAuthentication,
+}
+
+/// One KEDA trigger, passed to the ScaledObject unchanged.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!(self.type in ['cpu', 'memory']) || !has(self.metricType) || self.metricType != 'Value'").message(Message::Message("scaling.triggers[].metricType: cpu and memory triggers accept only Utilization or AverageValue (KEDA rule)".into())).field_path(".metricType"))]
+pub struct Trigger {
+    /// KEDA scaler type, e.g. `rabbitmq`, `redis`, `kafka`, `prometheus`, `cpu`.
+    #[serde(rename = "type")]
+    #[schemars(length(min = 1, max = 63))]
+    pub type_: String,
+    /// Optional trigger name (KEDA uses it in metric names).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 63))]
+    pub name: Option<String>,
+    /// Scaler settings as strings, exactly as KEDA documents them.
+    #[schemars(extend("maxProperties" = 64), transform = super::common::bounded_string_values)]
+    pub metadata: BTreeMap<String, String>,
+    /// Credentials for the scaler.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authentication_ref: Option<AuthenticationRef>,
+    /// `AverageValue`, `Value` or `Utilization`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metric_type: Option<MetricType>,
+}
+
+/// Autoscaling by KEDA. A ScaledObject exists only when `triggers` is non-empty.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Scaling {
+    /// KEDA triggers; scale to zero needs one whose metric exists while no pod runs (a queue,
+    /// Kafka lag, a gateway backlog).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 16))]
+    pub triggers: Option<Vec<Trigger>>,
+    /// Seconds between trigger checks (KEDA default 30).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 86400))]
+    pub polling_interval: Option<i32>,
+    /// Seconds after the last active trigger before scaling to zero (KEDA default 300).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 86400))]
+    pub cooldown_period: Option<i32>,
+    /// Seconds after creation before the first scale to zero (KEDA default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 86400))]
+    pub initial_cooldown_period: Option<i32>,
+}
+
+/// A Gateway API parent (a Gateway).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ParentRef {
+    /// Gateway name.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// Gateway namespace; absent means the InferenceService's namespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 63))]
+    pub namespace: Option<String>,
+    /// Listener name on the Gateway.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    pub section_name: Option<String>,
+}
+
+/// Exposure through a Gateway API HTTPRoute (TLS stays with the Gateway's admin).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Gateway {
+    /// Host names the route matches, e.g. `model.localhost`; the first one forms `status.url`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        length(max = 16),
+        inner(
+            length(min = 1, max = 253),
+            regex(
+                pattern = r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+            )
+        )
+    )]
+    pub hostnames: Option<Vec<String>>,
+    /// Path prefix routed to the model; absent means `/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 1024), regex(pattern = r"^/"))]
+    pub path_prefix: Option<String>,
+    /// The Gateway; absent means the operator's `--default-gateway`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_ref: Option<ParentRef>,
+}
+
+/// Desired state of an InferenceService.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+#[kube(
+    group = "modelfleet.io",
+    version = "v1alpha1",
+    kind = "InferenceService",
+    plural = "inferenceservices",
+    shortname = "isvc",
+    namespaced,
+    derive = "PartialEq",
+    status = "InferenceServiceStatus",
+    printcolumn = r#"{"name":"Intent","type":"string","jsonPath":".status.effective.intent"}"#,
+    printcolumn = r#"{"name":"Ready","type":"string","jsonPath":".status.conditions[?(@.type==\"Ready\")].status"}"#,
+    printcolumn = r#"{"name":"Replicas","type":"integer","jsonPath":".status.readyReplicas"}"#,
+    printcolumn = r#"{"name":"Class","type":"string","jsonPath":".status.capacityClass"}"#,
+    printcolumn = r#"{"name":"URL","type":"string","jsonPath":".status.url"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!has(self.scaling) || !has(self.scaling.triggers) || self.scaling.triggers.all(t, !(t.type in ['cpu', 'memory']) || (has(self.container.resources) && has(self.container.resources.requests) && t.type in self.container.resources.requests))").message(Message::Message("scaling.triggers: a cpu or memory trigger needs container.resources.requests for that resource (KEDA rule): add the request".into())).field_path(".scaling.triggers"))]
+#[x_kube(validation = Rule::new("!has(self.scaling) || !has(self.scaling.triggers) || size(self.scaling.triggers) == 0 || self.scaling.triggers.exists(t, !(t.type in ['cpu', 'memory'])) || ((!has(self.replicas) || !has(self.replicas.min) || self.replicas.min >= 1) && (!has(self.replicas) || !has(self.replicas.idleReplicaCount)))").message(Message::Message("replicas: cpu and memory triggers alone cannot scale to zero (KEDA rule): set replicas.min >= 1 and drop idleReplicaCount, or add a queue-style trigger".into())).field_path(".replicas"))]
+pub struct InferenceServiceSpec {
+    /// `automatic` (absent), `active` or `suspended`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intent: Option<Intent>,
+    /// Scheduled suspend (`expiresAt`): the effective intent becomes `suspended` at that time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<crate::Schedule>,
+    /// The model served.
+    pub model: Model,
+    /// The serving container.
+    pub container: ServingContainer,
+    /// Init containers, e.g. a weights prefetch into a shared volume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 8))]
+    pub init_containers: Option<Vec<InitContainer>>,
+    /// Volumes mounted into every container.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 16))]
+    pub volumes: Option<Vec<Volume>>,
+    /// GPUs per replica and the fit budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<Gpu>,
+    /// Replica bounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<Replicas>,
+    /// KEDA autoscaling.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<Scaling>,
+    /// HTTPRoute exposure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<Gateway>,
+    /// ServiceAccount of the pods; absent means `default`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    pub service_account_name: Option<String>,
+    /// Mount the ServiceAccount token; absent means false.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub automount_service_account_token: Option<bool>,
+}
+
+/// Defaults the operator applied, reported so users and Terraform can see effective values.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct InferenceEffective {
+    /// Effective intent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intent: Option<Intent>,
+    /// Effective `replicas.min`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_replicas: Option<i32>,
+    /// Effective `replicas.max`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_replicas: Option<i32>,
+    /// Effective Gateway `NAMESPACE/NAME`, when routed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<String>,
+    /// Effective path prefix, when routed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_prefix: Option<String>,
+    /// Effective ServiceAccount.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
+    /// Effective fit shards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shards: Option<i32>,
+}
+
+/// Observed state of an InferenceService.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct InferenceServiceStatus {
+    /// `Ready`, `Progressing`, `RouteReady`, `ScalingReady`, `Suspended`, `Degraded`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<Condition>>,
+    /// The `metadata.generation` the status describes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// Replicas of the Deployment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// Ready replicas of the Deployment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready_replicas: Option<i32>,
+    /// `http://<first hostname><pathPrefix>` when routed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Smallest capacity class that fits the budget, e.g. `80gi`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity_class: Option<String>,
+    /// Per-GPU budget in GiB (2^30 bytes), rounded up to a whole GiB.
+    #[serde(rename = "perGpuMemoryGiB", skip_serializing_if = "Option::is_none")]
+    pub per_gpu_memory_gib: Option<i64>,
+    /// KV caches sized from the model's shape (`gpu.fit.modules[].kvCache.fromShape`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 32))]
+    pub kv_cache: Option<Vec<crate::KvCacheStatus>>,
+    /// What `spec.schedule` will do next, while it has not happened yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_transition: Option<crate::NextTransition>,
+    /// Effective defaults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effective: Option<InferenceEffective>,
+}

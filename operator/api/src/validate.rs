@@ -1,0 +1,338 @@
+//! Schema validation without an API server: walks a manifest against the generated CRD's
+//! structural schema (types, required, enums, ranges, lengths, patterns, unknown fields) and
+//! reports errors in the API server's words and field paths, e.g.
+//! `spec.replicas.min: Invalid value: -1: spec.replicas.min in body should be greater than or equal to 0`.
+//! The CRDs' CEL rules (`x-kubernetes-validations`) are not evaluated here (that needs a CEL
+//! runtime: the operator's `render -f` adds it); this walker is pure and cheap, so the provider can
+//! use it at plan time. The API server stays the authority.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// One invalid field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    /// Field path as the API server writes it (`spec.volumes[0].name`).
+    pub path: String,
+    /// What is wrong, e.g. `Required value`, `Unsupported value: "x": supported values: ...`.
+    pub message: String,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+fn schemas() -> &'static Vec<(String, Value)> {
+    static SCHEMAS: OnceLock<Vec<(String, Value)>> = OnceLock::new();
+    SCHEMAS.get_or_init(|| {
+        crate::crds()
+            .into_iter()
+            .map(|crd| {
+                let schema = crd.spec.versions[0]
+                    .schema
+                    .as_ref()
+                    .and_then(|s| s.open_api_v3_schema.clone());
+                (
+                    crd.spec.names.kind,
+                    serde_json::to_value(schema).expect("schema serializes"),
+                )
+            })
+            .collect()
+    })
+}
+
+/// The openAPIV3Schema of `kind` (`InferenceService`, `TrainingRun`, `Dataset`) as JSON.
+pub fn schema_of(kind: &str) -> Option<&'static Value> {
+    schemas().iter().find(|(k, _)| k == kind).map(|(_, s)| s)
+}
+
+/// Validates a whole manifest's structure (`apiVersion`, `kind`, `metadata.name`, `spec` against
+/// the schema: types, required, enums, ranges, lengths, patterns, unknown fields). `status` is
+/// ignored, as on create. An empty result means valid.
+pub fn validate_schema(manifest: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let kind = manifest
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let Some(schema) = schema_of(kind) else {
+        errs.push(FieldError {
+            path: "kind".into(),
+            message: format!("Unsupported value: {kind:?}: supported values: \"InferenceService\", \"TrainingRun\", \"Dataset\""),
+        });
+        return errs;
+    };
+    if manifest.get("apiVersion").and_then(Value::as_str) != Some(crate::API_VERSION) {
+        errs.push(FieldError {
+            path: "apiVersion".into(),
+            message: format!(
+                "Unsupported value: {}: supported values: \"{}\"",
+                manifest.get("apiVersion").unwrap_or(&Value::Null),
+                crate::API_VERSION
+            ),
+        });
+    }
+    if manifest
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        errs.push(FieldError {
+            path: "metadata.name".into(),
+            message: "Required value: name is required".into(),
+        });
+    }
+    match (manifest.get("spec"), schema.pointer("/properties/spec")) {
+        (Some(spec), Some(spec_schema)) => walk(spec_schema, spec, "spec", &mut errs),
+        (None, _) => errs.push(FieldError {
+            path: "spec".into(),
+            message: "Required value".into(),
+        }),
+        _ => {}
+    }
+    errs
+}
+
+/// Validates `value` against `schema` (a structural schema node) at `path`.
+pub fn validate_value(schema: &Value, value: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    walk(schema, value, path, &mut errs);
+    errs
+}
+
+fn invalid(path: &str, value: &Value, detail: String) -> FieldError {
+    FieldError {
+        path: path.to_string(),
+        message: format!("Invalid value: {value}: {detail}"),
+    }
+}
+
+fn type_matches(t: &str, v: &Value) -> bool {
+    match t {
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "string" => v.is_string(),
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        _ => true,
+    }
+}
+
+fn walk(schema: &Value, value: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    if value.is_null() {
+        if schema.get("nullable") != Some(&Value::Bool(true)) {
+            errs.push(invalid(
+                path,
+                value,
+                format!("{path} in body must not be null"),
+            ));
+        }
+        return;
+    }
+    if schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
+        // Every int-or-string field of the Model Fleet API is a Kubernetes quantity (resources, sizeLimit); the
+        // CRD cannot say so, and a malformed one would fail first when the child is applied.
+        match value {
+            Value::String(text) if crate::quantity::parse(text).is_none() => errs.push(invalid(
+                path,
+                value,
+                format!(
+                    "{path} must be a Kubernetes quantity such as 500m, 2, 1.5Gi or 1e3 (a number with an optional \
+                     suffix Ki, Mi, Gi, Ti, Pi, Ei, n, u, m, k, M, G, T, P, E)"
+                ),
+            )),
+            Value::String(_) => {}
+            _ if value.is_i64() || value.is_u64() => {}
+            _ => errs.push(invalid(
+                path,
+                value,
+                format!("{path} in body must be of type integer or string"),
+            )),
+        }
+        return;
+    }
+    if let Some(t) = schema.get("type").and_then(Value::as_str)
+        && !type_matches(t, value)
+    {
+        errs.push(invalid(
+            path,
+            value,
+            format!("{path} in body must be of type {t}"),
+        ));
+        return;
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(value)
+    {
+        let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        errs.push(FieldError {
+            path: path.into(),
+            message: format!(
+                "Unsupported value: {value}: supported values: {}",
+                list.join(", ")
+            ),
+        });
+    }
+    if let Some(n) = value.as_f64() {
+        check_number(schema, value, n, path, errs);
+    }
+    if let Some(s) = value.as_str() {
+        check_string(schema, value, s, path, errs);
+    }
+    if let Some(items) = value.as_array() {
+        check_array(schema, value, items, path, errs);
+    }
+    if let Some(obj) = value.as_object() {
+        check_object(schema, obj, path, errs);
+    }
+}
+
+/// `minimum`, `maximum`.
+fn check_number(schema: &Value, value: &Value, n: f64, path: &str, errs: &mut Vec<FieldError>) {
+    if let Some(min) = schema
+        .get("minimum")
+        .and_then(Value::as_f64)
+        .filter(|m| n < *m)
+    {
+        errs.push(invalid(
+            path,
+            value,
+            format!("{path} in body should be greater than or equal to {min}"),
+        ));
+    }
+    if let Some(max) = schema
+        .get("maximum")
+        .and_then(Value::as_f64)
+        .filter(|m| n > *m)
+    {
+        errs.push(invalid(
+            path,
+            value,
+            format!("{path} in body should be less than or equal to {max}"),
+        ));
+    }
+}
+
+/// `minLength`, `maxLength`, `pattern`.
+fn check_string(schema: &Value, value: &Value, s: &str, path: &str, errs: &mut Vec<FieldError>) {
+    let len = s.chars().count() as u64;
+    if let Some(min) = schema
+        .get("minLength")
+        .and_then(Value::as_u64)
+        .filter(|m| len < *m)
+    {
+        errs.push(invalid(
+            path,
+            value,
+            format!("{path} in body should be at least {min} chars long"),
+        ));
+    }
+    if let Some(max) = schema
+        .get("maxLength")
+        .and_then(Value::as_u64)
+        .filter(|m| len > *m)
+    {
+        errs.push(FieldError {
+            path: path.into(),
+            message: format!("Too long: may not be more than {max} bytes"),
+        });
+    }
+    if let Some(p) = schema.get("pattern").and_then(Value::as_str)
+        && regex::Regex::new(p).is_ok_and(|re| !re.is_match(s))
+    {
+        errs.push(invalid(
+            path,
+            value,
+            format!("{path} in body should match '{p}'"),
+        ));
+    }
+}
+
+/// `minItems`, `maxItems`, then every item.
+fn check_array(
+    schema: &Value,
+    value: &Value,
+    items: &[Value],
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
+    if let Some(min) = schema
+        .get("minItems")
+        .and_then(Value::as_u64)
+        .filter(|m| (items.len() as u64) < *m)
+    {
+        errs.push(invalid(
+            path,
+            value,
+            format!("{path} in body should have at least {min} items"),
+        ));
+    }
+    if let Some(max) = schema
+        .get("maxItems")
+        .and_then(Value::as_u64)
+        .filter(|m| items.len() as u64 > *m)
+    {
+        errs.push(FieldError {
+            path: path.into(),
+            message: format!("Too many: {}: must have at most {max} items", items.len()),
+        });
+    }
+    if let Some(item_schema) = schema.get("items") {
+        for (i, item) in items.iter().enumerate() {
+            walk(item_schema, item, &format!("{path}[{i}]"), errs);
+        }
+    }
+}
+
+/// `maxProperties`, `required`, then every property (unknown ones refused unless the schema preserves them).
+fn check_object(
+    schema: &Value,
+    obj: &serde_json::Map<String, Value>,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
+    if let Some(max) = schema
+        .get("maxProperties")
+        .and_then(Value::as_u64)
+        .filter(|m| obj.len() as u64 > *m)
+    {
+        errs.push(FieldError {
+            path: path.into(),
+            message: format!("Too many: {}: must have at most {max} items", obj.len()),
+        });
+    }
+    for req in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        if !obj.contains_key(req) {
+            errs.push(FieldError {
+                path: format!("{path}.{req}"),
+                message: "Required value".into(),
+            });
+        }
+    }
+    let props = schema.get("properties").and_then(Value::as_object);
+    let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+    for (key, v) in obj {
+        let child_path = format!("{path}.{key}");
+        if let Some(s) = props.and_then(|p| p.get(key)) {
+            walk(s, v, &child_path, errs);
+        } else if let Some(s) = additional {
+            walk(s, v, &child_path, errs);
+        } else if schema.get("x-kubernetes-preserve-unknown-fields") != Some(&Value::Bool(true)) {
+            errs.push(FieldError {
+                path: child_path.clone(),
+                message: format!("unknown field \"{child_path}\""),
+            });
+        }
+    }
+}

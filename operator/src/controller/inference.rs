@@ -1,0 +1,439 @@
+//! The InferenceService controller (issue 4; DESIGN.md sections 3 and 5).
+//!
+//! One reconcile is the pipeline **fetch -> validate -> render -> apply/prune -> status**, each a short function
+//! below; the pure parts live in `model_fleet_api::render` (children and facts) and `model_fleet_api::status`
+//! (status and conditions from the facts and the live children). Rules implemented here:
+//! - children are applied with [`apply`](crate::controller::apply) (zero writes when unchanged), pruned by owner UID;
+//! - fixed -> autoscaled hand-over: before the first apply that omits `spec.replicas`, the current value is handed to
+//!   a separate field manager; autoscaled -> fixed is a forced apply (DESIGN.md section 3, case O-04);
+//! - `suspended` is rendered as KEDA `paused-replicas: "0"` (or 0 fixed replicas);
+//! - the KEDA / Gateway API CRDs may be absent: those children are skipped and the status says `DependencyMissing`;
+//! - an object that does not deserialize is reported with a Warning Event and never breaks the watch.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use k8s_openapi::jiff::Timestamp;
+use kube::Resource;
+use kube::api::{Api, DynamicObject};
+use kube::core::{ApiResource, DeserializeGuard};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use model_fleet_api::conditions::{self, ConditionType, DesiredCondition};
+use model_fleet_api::names::label_value;
+use model_fleet_api::render::{
+    self, FIELD_MANAGER, HTTPRoute, InferenceChildren, InferenceFacts, LABEL_INFERENCE,
+    LiveReplicas, RenderError, RenderedInference, ReplicaPlan, ScaledObject, replica_plan,
+};
+use model_fleet_api::schedule::ScheduleState;
+use model_fleet_api::status::Draft;
+use model_fleet_api::status::inference as status;
+use model_fleet_api::{InferenceService, InferenceServiceStatus};
+
+use super::apply::{self, ApplyOutcome, Child};
+use super::context::Context;
+use super::discovery::{Dependencies, http_route_resource, scaled_object_resource};
+use super::error::{Error, Result};
+use super::events;
+
+mod observe;
+
+use self::observe::observe_children;
+use super::failpoint::{self, Failpoint};
+use super::reconcile::{Owner, Reconcile, error_policy, reconcile, report_stream_item};
+use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
+use super::status::write_draft;
+
+/// Kind label of this controller's metrics and logs.
+pub const KIND: &str = "InferenceService";
+
+/// Requeue while a rollout is under way or pods wait for a node (seconds: 10), to notice pod scheduling states that
+/// do not change the Deployment.
+pub const PROGRESS_REQUEUE: Duration = Duration::from_secs(10);
+
+/// The controller as the runtime starts it.
+pub fn controller() -> ControllerSpec {
+    ControllerSpec {
+        kind: KIND,
+        run: Box::new(|ctx, stop| Box::pin(run(ctx, stop))),
+    }
+}
+
+/// Watches InferenceServices (through `DeserializeGuard`) and their children until `stop` fires. Children of kinds
+/// whose CRDs are absent at start are not watched (their absence is reported per object).
+pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
+    let deps = match ctx.dependencies.get().await {
+        Ok(deps) => deps,
+        Err(error) => {
+            tracing::warn!(%error, "discovery failed: not watching ScaledObjects and HTTPRoutes");
+            Dependencies {
+                keda: false,
+                gateway_api: false,
+            }
+        }
+    };
+    let children = watcher::Config::default().labels(LABEL_INFERENCE);
+    let mut controller = Controller::new(
+        ctx.watched_api::<DeserializeGuard<InferenceService>>(),
+        watcher::Config::default().any_semantic(),
+    )
+    .owns(
+        ctx.watched_api::<DeserializeGuard<Deployment>>(),
+        children.clone(),
+    )
+    .owns(
+        ctx.watched_api::<DeserializeGuard<Service>>(),
+        children.clone(),
+    );
+    if deps.keda {
+        controller = controller.owns(
+            ctx.watched_api::<DeserializeGuard<ScaledObject>>(),
+            children.clone(),
+        );
+    }
+    if deps.gateway_api {
+        controller = controller.owns(ctx.watched_api::<DeserializeGuard<HTTPRoute>>(), children);
+    }
+    mark_synced_when_ready(&ctx, controller.store(), KIND);
+    controller
+        .graceful_shutdown_on(stop.stopped())
+        .run(
+            reconcile::<InferenceService>,
+            error_policy::<InferenceService>,
+            ctx,
+        )
+        .for_each(|item| report_stream_item(KIND, item))
+        .await;
+}
+
+impl Reconcile for InferenceService {
+    const KIND: &'static str = KIND;
+    const SKIP_DELETING: bool = true;
+
+    fn pipeline(&self, ctx: &Context) -> impl Future<Output = Result<Action>> + Send {
+        pipeline(self, ctx)
+    }
+
+    fn report_error(&self, ctx: &Context, error: &Error) -> impl Future<Output = ()> + Send {
+        report_error(ctx, self, error)
+    }
+}
+
+async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
+    let owner = Owner::of(isvc)?;
+    let deps = fetch(ctx).await?;
+    // Scheduled suspend: every step below sees the effective intent; the spec's own is kept for the status.
+    let own_intent = isvc.spec.intent;
+    let schedule = ScheduleState::of(isvc.spec.schedule.as_ref(), Timestamp::now());
+    let effective = schedule.effective(isvc);
+    let isvc = effective.as_ref();
+    let RenderedInference { facts, children } = render::render_inference(isvc, &ctx.config.render);
+    let children = match children {
+        Ok(children) => children,
+        Err(refusal) => return refuse(ctx, isvc, &owner, &facts, refusal).await,
+    };
+    let applied = apply_children(ctx, isvc, &owner, &children, &facts, deps).await?;
+    prune_children(ctx, isvc, &owner, &applied, deps).await?;
+    let observed = observe_children(ctx, isvc, &owner, &children, &facts, &applied, deps).await?;
+    let mut draft = status::desired(isvc, &facts, &observed.view(&applied));
+    schedule.annotate(own_intent, &mut draft.conditions);
+    draft.status.next_transition = schedule.next_transition(own_intent);
+    let settled = draft
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::Ready)
+        .is_some_and(status::settled);
+    write(ctx, isvc, &owner, draft).await?;
+    Ok(Action::requeue(
+        schedule.requeue_within(requeue_after(ctx, settled)),
+    ))
+}
+
+/// fetch: which optional CRDs exist (cached discovery).
+async fn fetch(ctx: &Context) -> Result<Dependencies> {
+    ctx.dependencies.get().await
+}
+
+/// What the apply step did.
+#[derive(Debug, Default)]
+struct Applied {
+    /// The live Deployment after apply.
+    deployment: Option<Deployment>,
+    /// The live ScaledObject after apply (when rendered and KEDA is installed).
+    scaled_object: Option<DynamicObject>,
+    /// The live HTTPRoute after apply (when rendered and Gateway API is installed).
+    http_route: Option<DynamicObject>,
+    /// `(kind, name)` of every child that should exist: what prune keeps.
+    keep: BTreeSet<(String, String)>,
+}
+
+/// apply: Service, Deployment (with the replica hand-over), ScaledObject, HTTPRoute, each skipped when unchanged.
+async fn apply_children(
+    ctx: &Context,
+    isvc: &InferenceService,
+    owner: &Owner,
+    children: &InferenceChildren,
+    facts: &InferenceFacts,
+    deps: Dependencies,
+) -> Result<Applied> {
+    let mut applied = Applied::default();
+
+    let service = Child::typed(&children.service)?;
+    apply_one(ctx, isvc, &service, &mut applied).await?;
+
+    let (deployment, live) = deployment_with_replicas(ctx, isvc, owner, children, facts).await?;
+    let (outcome, object) = apply_child(ctx, isvc, &deployment, live, &mut applied).await?;
+    if outcome == ApplyOutcome::Applied {
+        failpoint::hit(ctx.config.failpoint, Failpoint::AfterDeploymentApply);
+    }
+    applied.deployment = Some(parse(&deployment, object)?);
+
+    if let (Some(scaled_object), true) = (&children.scaled_object, deps.keda) {
+        let child = Child::typed(scaled_object)?;
+        applied.scaled_object = Some(apply_one(ctx, isvc, &child, &mut applied).await?);
+    }
+    if let (Some(route), true) = (&children.http_route, deps.gateway_api) {
+        let child = Child::typed(route)?;
+        applied.http_route = Some(apply_one(ctx, isvc, &child, &mut applied).await?);
+    }
+    Ok(applied)
+}
+
+async fn apply_one(
+    ctx: &Context,
+    isvc: &InferenceService,
+    child: &Child,
+    applied: &mut Applied,
+) -> Result<DynamicObject> {
+    let live = apply::get_live(&ctx.client, child).await?;
+    Ok(apply_child(ctx, isvc, child, live, applied).await?.1)
+}
+
+async fn apply_child(
+    ctx: &Context,
+    isvc: &InferenceService,
+    child: &Child,
+    live: Option<DynamicObject>,
+    applied: &mut Applied,
+) -> Result<(ApplyOutcome, DynamicObject)> {
+    let created = live.is_none();
+    let (outcome, object) = apply::apply(&ctx.client, child, live).await?;
+    applied
+        .keep
+        .insert((child.resource.kind.clone(), child.name.clone()));
+    if created {
+        events::normal(
+            &ctx.recorder,
+            &isvc.object_ref(&()),
+            "Created",
+            "Apply",
+            format!("created {}", child.display()),
+        )
+        .await;
+    }
+    Ok((outcome, object))
+}
+
+/// apply, `spec.replicas` ([`replica_plan`]): the Deployment to apply with the count the operator owns (or none), after
+/// handing the live count over to a separate field manager when the autoscaler takes it (fixed or suspended ->
+/// autoscaled: dropping the field from our apply would reset it to 1) or when it fell below the autoscaler's floor.
+/// Returns the Deployment to apply and the live one (read again after a hand-over).
+async fn deployment_with_replicas(
+    ctx: &Context,
+    isvc: &InferenceService,
+    owner: &Owner,
+    children: &InferenceChildren,
+    facts: &InferenceFacts,
+) -> Result<(Child, Option<DynamicObject>)> {
+    let rendered = Child::typed(&children.deployment)?;
+    let live = apply::get_live(&ctx.client, &rendered).await?;
+    let live_replicas = live.as_ref().map(|live| LiveReplicas {
+        replicas: live
+            .data
+            .pointer("/spec/replicas")
+            .and_then(|v| v.as_i64())
+            .and_then(|n| i32::try_from(n).ok())
+            .unwrap_or(1),
+        owned_by_operator: apply::owns_spec_replicas(live, FIELD_MANAGER),
+    });
+    let plan = replica_plan(facts, live_replicas);
+    if let ReplicaPlan::HandOver(replicas) = plan {
+        tracing::info!(deployment = %rendered.display(), replicas, "handing spec.replicas over");
+        apply::hand_over_replicas(
+            &ctx.client,
+            &rendered.resource,
+            &owner.namespace,
+            &rendered.name,
+            i64::from(replicas),
+        )
+        .await?;
+        let note = format!(
+            "{} keeps {replicas} replicas while the autoscaler owns the count",
+            rendered.display()
+        );
+        events::normal(
+            &ctx.recorder,
+            &isvc.object_ref(&()),
+            "ReplicasHandedOver",
+            "Autoscale",
+            note,
+        )
+        .await;
+    }
+    let mut deployment = children.deployment.clone();
+    if let Some(spec) = deployment.spec.as_mut() {
+        spec.replicas = plan.applied();
+    }
+    let live = match plan {
+        ReplicaPlan::HandOver(_) => apply::get_live(&ctx.client, &rendered).await?,
+        ReplicaPlan::Own(_) | ReplicaPlan::Leave => live,
+    };
+    Ok((Child::typed(&deployment)?, live))
+}
+
+fn parse(child: &Child, object: DynamicObject) -> Result<Deployment> {
+    serde_json::to_value(object)
+        .and_then(serde_json::from_value)
+        .map_err(|source| Error::apply(child.display(), source))
+}
+
+/// prune: delete owned children that were not applied this time (e.g. the ScaledObject after triggers are removed,
+/// the HTTPRoute after `gateway` is removed).
+async fn prune_children(
+    ctx: &Context,
+    isvc: &InferenceService,
+    owner: &Owner,
+    applied: &Applied,
+    deps: Dependencies,
+) -> Result<()> {
+    let mut kinds = vec![
+        ApiResource::erase::<Deployment>(&()),
+        ApiResource::erase::<Service>(&()),
+    ];
+    if deps.keda {
+        kinds.push(scaled_object_resource());
+    }
+    if deps.gateway_api {
+        kinds.push(http_route_resource());
+    }
+    let selector = format!("{LABEL_INFERENCE}={}", label_value(&owner.name));
+    let deleted = apply::prune(
+        &ctx.client,
+        &owner.namespace,
+        &owner.uid,
+        &selector,
+        &kinds,
+        &applied.keep,
+    )
+    .await?;
+    for child in deleted {
+        events::normal(
+            &ctx.recorder,
+            &isvc.object_ref(&()),
+            "Deleted",
+            "Prune",
+            format!("deleted {child}: no longer rendered"),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+/// status: merge conditions (keeping transition times), write through the status subresource only on a difference,
+/// and publish an Event when `Ready` or a warning changes.
+async fn write(
+    ctx: &Context,
+    isvc: &InferenceService,
+    owner: &Owner,
+    draft: Draft<InferenceServiceStatus>,
+) -> Result<()> {
+    let current = isvc.status.as_ref();
+    let before: Vec<Condition> = current
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    let after = draft.conditions.clone();
+    let api: Api<InferenceService> = Api::namespaced(ctx.client.clone(), &owner.namespace);
+    if write_draft(&api, owner, current, draft).await?.is_some() {
+        announce_changes(ctx, isvc, &before, &after).await;
+    }
+    Ok(())
+}
+
+async fn announce_changes(
+    ctx: &Context,
+    isvc: &InferenceService,
+    before: &[Condition],
+    after: &[DesiredCondition],
+) {
+    for want in after
+        .iter()
+        .filter(|c| c.type_ == ConditionType::Ready || status::is_warning(c))
+    {
+        let previous = conditions::find(before, want.type_);
+        let changed = previous
+            .is_none_or(|p| p.status != want.status.as_str() || p.reason != want.reason.as_str());
+        if !changed {
+            continue;
+        }
+        let note = format!(
+            "{} is {}: {}",
+            want.type_,
+            want.status.as_str(),
+            want.message
+        );
+        let regarding = isvc.object_ref(&());
+        let reason = want.reason.as_str();
+        if status::is_warning(want) {
+            events::warning(&ctx.recorder, &regarding, reason, "Reconcile", note).await;
+        } else {
+            events::normal(&ctx.recorder, &regarding, reason, "Reconcile", note).await;
+        }
+    }
+}
+
+/// Requeue soon while not settled (pods may be waiting for a node), else at the resync period.
+fn requeue_after(ctx: &Context, settled: bool) -> Duration {
+    if settled {
+        ctx.config.resync
+    } else {
+        PROGRESS_REQUEUE
+    }
+}
+
+/// render refused the spec (fit too large, no gateway): nothing is applied or pruned; the status says why and the
+/// object waits for a spec change.
+async fn refuse(
+    ctx: &Context,
+    isvc: &InferenceService,
+    owner: &Owner,
+    facts: &InferenceFacts,
+    refusal: RenderError,
+) -> Result<Action> {
+    let draft = status::refused(isvc, facts, &refusal);
+    ctx.count_error(KIND, &Error::Render(refusal));
+    write(ctx, isvc, owner, draft).await?;
+    Ok(Action::await_change())
+}
+
+/// After a failed step: `Ready=False, ReconcileError` with the error, other conditions kept (best effort: the error
+/// itself is what the caller returns).
+async fn report_error(ctx: &Context, isvc: &InferenceService, error: &Error) {
+    let Ok(owner) = Owner::of(isvc) else { return };
+    let previous = isvc.status.clone().unwrap_or_default();
+    let draft = Draft {
+        conditions: conditions::after_error(
+            previous.conditions.as_deref().unwrap_or_default(),
+            error.reason(),
+            error,
+        ),
+        status: previous,
+    };
+    if let Err(write_error) = write(ctx, isvc, &owner, draft).await {
+        tracing::debug!(error = %write_error, "could not record the reconcile error in the status");
+    }
+}

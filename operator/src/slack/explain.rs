@@ -1,0 +1,240 @@
+//! Refusals and failures as replies (pure): what happened, why, and what to type instead.
+
+use super::access::ActionError;
+use super::authz::Refusal;
+use super::blocks::{self, Reply};
+
+/// Known field managers, named the way people know them.
+fn manager_name(manager: &str) -> String {
+    match manager {
+        "terraform-modelfleet" => "Terraform (`terraform-modelfleet`)".to_owned(),
+        "kubectl" | "kubectl-client-side-apply" | "kubectl-edit" | "kubectl-patch" => {
+            format!("kubectl (`{manager}`)")
+        }
+        other => format!("`{other}`"),
+    }
+}
+
+/// A refusal of the bot's own layer.
+pub fn refusal(refusal: &Refusal, prefix: &str) -> Reply {
+    match refusal {
+        Refusal::Channel { channel, allowed } => {
+            let allowed: Vec<String> = allowed.iter().map(|c| format!("<#{c}>")).collect();
+            blocks::problem(
+                &format!("Model Fleet commands do not run in <#{channel}>."),
+                Some(&format!(
+                    "They run in {} (SLACK_ALLOWED_CHANNEL_IDS).",
+                    allowed.join(", ")
+                )),
+                Some("help"),
+                prefix,
+            )
+        }
+        Refusal::ReadOnly {
+            user,
+            nobody_allowed,
+        } => {
+            let why = if *nobody_allowed {
+                "This Model Fleet bot is read-only: SLACK_ALLOWED_USER_IDS is empty.".to_owned()
+            } else {
+                format!("<@{user}> is not in SLACK_ALLOWED_USER_IDS, so it can only read.")
+            };
+            blocks::problem(
+                "You may look but not change anything through Slack.",
+                Some(&format!(
+                    "{why} An admin adds your user id `{user}` there and gives `slack:{user}` a Kubernetes role \
+                     (docs/SLACK.md). Nothing was changed."
+                )),
+                Some("inventory"),
+                prefix,
+            )
+        }
+    }
+}
+
+/// What the command was, for the hints of [`failure`].
+#[derive(Clone, Copy, Debug)]
+pub struct Attempt<'a> {
+    /// The words to repeat (e.g. `stop`, `training suspend`).
+    pub verb: &'a str,
+    /// The namespace used.
+    pub namespace: &'a str,
+    /// The object name, when the command names one.
+    pub name: Option<&'a str>,
+}
+
+/// A failed Kubernetes call.
+pub fn failure(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply {
+    let verb = attempt.verb;
+    let ns = attempt.namespace;
+    let name = attempt.name.unwrap_or("NAME");
+    match error {
+        ActionError::Forbidden { .. } => blocks::problem(
+            &format!("{error}."),
+            Some(
+                "The cluster's RBAC decides what each Slack user may do: an admin binds a Role to your \
+                 `slack:<user id>` user in that namespace (docs/SLACK.md). Nothing was changed.",
+            ),
+            Some(&format!("inventory {ns}")),
+            prefix,
+        ),
+        ActionError::CannotImpersonate { user, .. } => blocks::problem(
+            &format!("The bot is not allowed to act as `{user}`."),
+            Some(
+                "Its ServiceAccount needs `impersonate` on that user (the `users` rule of charts/model-fleet-operator/files/slack-rbac.yaml). \
+                 Nothing was changed.",
+            ),
+            None,
+            prefix,
+        ),
+        ActionError::NotFound { kind, known, .. } => {
+            let detail = if known.is_empty() {
+                format!("No {kind} is visible to you in `{ns}`.")
+            } else {
+                format!("{kind}s in `{ns}`: {}.", known.join(", "))
+            };
+            blocks::problem(
+                &format!("There is no {kind} `{name}` in namespace `{ns}`."),
+                Some(&format!(
+                    "{detail} A name in another namespace is written NAMESPACE/NAME."
+                )),
+                Some(&format!("{verb} NAMESPACE/{name}")),
+                prefix,
+            )
+        }
+        ActionError::Conflict { field, managers } => {
+            let owners: Vec<String> = managers.iter().map(|m| manager_name(m)).collect();
+            let terraform = managers.iter().any(|m| m == "terraform-modelfleet");
+            let advice = if terraform {
+                "Change `intent` in the Terraform configuration and apply it, or take the field over with `force`: \
+                 Terraform then reports a conflict on its next apply until its configuration says the same."
+            } else {
+                "Change it where it is managed, or take the field over with `force`."
+            };
+            blocks::problem(
+                &format!(
+                    "`{field}` of `{ns}/{name}` is managed by {}: nothing was changed.",
+                    owners.join(", ")
+                ),
+                Some(advice),
+                Some(&format!("{verb} {}{name} force", namespace_prefix(attempt))),
+                prefix,
+            )
+        }
+        ActionError::Cancelled { .. } => blocks::problem(
+            &format!("{error}: a cancelled run is final, nothing about it can change."),
+            Some("Create a new TrainingRun to train again."),
+            Some(&format!(
+                "training status {}{name}",
+                namespace_prefix(attempt)
+            )),
+            prefix,
+        ),
+        ActionError::Invalid(message) => blocks::problem(
+            "The API server refused the change: nothing was changed.",
+            Some(message),
+            None,
+            prefix,
+        ),
+        ActionError::Unavailable(message) => blocks::problem(
+            "The Kubernetes API did not answer: nothing was changed. Try again in a minute.",
+            Some(message),
+            None,
+            prefix,
+        ),
+    }
+}
+
+fn namespace_prefix(attempt: Attempt<'_>) -> String {
+    format!("{}/", attempt.namespace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(reply: &Reply) -> String {
+        format!(
+            "{} {}",
+            reply.text,
+            serde_json::to_string(&reply.blocks).unwrap()
+        )
+    }
+
+    const STOP: Attempt<'static> = Attempt {
+        verb: "stop",
+        namespace: "team-a",
+        name: Some("llama"),
+    };
+
+    #[test]
+    fn a_terraform_conflict_explains_force() {
+        let error = ActionError::Conflict {
+            field: "spec.intent",
+            managers: vec!["terraform-modelfleet".into()],
+        };
+        let t = text(&failure(&error, STOP, "/fleet "));
+        assert!(
+            t.contains("`spec.intent` of `team-a/llama` is managed by Terraform"),
+            "{t}"
+        );
+        assert!(t.contains("Try `/fleet stop team-a/llama force`"), "{t}");
+    }
+
+    #[test]
+    fn not_found_lists_what_exists() {
+        let error = ActionError::NotFound {
+            kind: "InferenceService",
+            namespace: "team-a".into(),
+            name: "llama".into(),
+            known: vec!["qwen".into()],
+        };
+        let t = text(&failure(&error, STOP, ""));
+        assert!(
+            t.contains("There is no InferenceService `llama` in namespace `team-a`."),
+            "{t}"
+        );
+        assert!(t.contains("InferenceServices in `team-a`: qwen."), "{t}");
+        assert!(t.contains("Try `stop NAMESPACE/llama`"), "{t}");
+    }
+
+    #[test]
+    fn rbac_denials_name_the_mapped_user() {
+        let error = ActionError::Forbidden {
+            user: "slack:U1".into(),
+            verb: "patch",
+            resource: "inferenceservices",
+            namespace: "team-a".into(),
+        };
+        let t = text(&failure(&error, STOP, "/fleet "));
+        assert!(
+            t.contains(
+                "Kubernetes RBAC does not let slack:U1 patch inferenceservices in namespace team-a."
+            ),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn refusals_say_who_can_fix_them() {
+        let t = text(&refusal(
+            &Refusal::ReadOnly {
+                user: "U9".into(),
+                nobody_allowed: false,
+            },
+            "/fleet ",
+        ));
+        assert!(t.contains("<@U9> is not in SLACK_ALLOWED_USER_IDS"), "{t}");
+        let t = text(&refusal(
+            &Refusal::Channel {
+                channel: "C2".into(),
+                allowed: vec!["C1".into()],
+            },
+            "",
+        ));
+        assert!(
+            t.contains("do not run in <#C2>") && t.contains("<#C1>"),
+            "{t}"
+        );
+    }
+}

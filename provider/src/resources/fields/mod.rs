@@ -1,0 +1,213 @@
+//! Terraform schema derived from a custom resource's OpenAPI v3 schema (the CRD generated from the
+//! shared API types), and the conversions between Terraform values and the object's `spec` JSON.
+//!
+//! Mapping (DESIGN.md section 6: one-to-one, snake_case, nested blocks):
+//! * `string` / `integer` / `number` / `boolean` properties become attributes;
+//!   `x-kubernetes-int-or-string` becomes a string attribute;
+//! * arrays of scalars become `list(T)` attributes, arrays of objects become list blocks;
+//! * objects with properties become single blocks (required ones with `min_items = 1`);
+//! * maps (`additionalProperties`) of scalars become `map(T)` attributes, maps of objects become
+//!   map blocks (`splits "train" { ... }`);
+//! * anything else (free-form JSON) becomes a string attribute holding JSON text.
+//!
+//! Null and empty stay absent in the object (the CRDs carry no defaults, the spec stays exactly
+//! as written), and reading maps only the properties the schema knows.
+
+use serde_json::Value as Json;
+
+use crate::schema::{Attribute, Block, NestedBlock, Nesting};
+use crate::value::Type;
+
+/// One property of the custom resource, as Terraform sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    /// Terraform (snake_case) name.
+    pub tf_name: String,
+    /// Kubernetes (camelCase) JSON name.
+    pub json_name: String,
+    /// Shape.
+    pub kind: FieldKind,
+    /// Whether the API requires it.
+    pub required: bool,
+    /// From the OpenAPI description.
+    pub description: String,
+}
+
+/// The Terraform shape of a property.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldKind {
+    /// A scalar attribute (`string`, `number` or `bool`).
+    Scalar(Type),
+    /// `int-or-string`: a string attribute that also accepts JSON numbers on read.
+    IntOrString,
+    /// `list(T)` attribute of scalars.
+    ScalarList(Type),
+    /// `map(T)` attribute of scalars.
+    ScalarMap(Type),
+    /// Free-form JSON, held as a JSON string attribute.
+    Json,
+    /// Single nested block.
+    Single(Vec<Field>),
+    /// List nested block.
+    List(Vec<Field>),
+    /// Map nested block.
+    Map(Vec<Field>),
+}
+
+/// camelCase to snake_case; runs of capitals stay one word (`perGpuMemoryGiB` ->
+/// `per_gpu_memory_gib`, `claimName` -> `claim_name`, `URI` -> `uri`).
+pub fn snake_case(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::new();
+    for (i, c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev_lower =
+                i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
+            // A capital that starts a word after an acronym (`HTTPRoute` -> `http_route`).
+            let acronym_end = i > 0
+                && chars[i - 1].is_ascii_uppercase()
+                && chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase())
+                && chars.get(i + 2).is_some_and(|n| n.is_ascii_lowercase());
+            if (prev_lower && !is_unit_suffix(&chars, i)) || acronym_end {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(*c);
+        }
+    }
+    out
+}
+
+/// `GiB`/`MiB` style units stay one word with the capital before them (`memoryGiB` -> `memory_gib`:
+/// the `B` after `Gi` does not start a word).
+fn is_unit_suffix(chars: &[char], i: usize) -> bool {
+    chars[i] == 'B' && i >= 2 && chars[i - 1] == 'i' && chars[i - 2].is_ascii_uppercase()
+}
+
+fn scalar_type(schema: &Json) -> Option<Type> {
+    if schema.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
+        return None;
+    }
+    match schema.get("type")?.as_str()? {
+        "string" => Some(Type::String),
+        "integer" | "number" => Some(Type::Number),
+        "boolean" => Some(Type::Bool),
+        _ => None,
+    }
+}
+
+fn has_properties(schema: &Json) -> bool {
+    schema
+        .get("properties")
+        .and_then(Json::as_object)
+        .is_some_and(|p| !p.is_empty())
+}
+
+/// Derives the fields of an object schema (`properties` + `required`).
+pub fn fields_from_openapi(schema: &Json) -> Vec<Field> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Json::as_array)
+        .map(|r| r.iter().filter_map(Json::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema.get("properties").and_then(Json::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(json_name, prop)| Field {
+            tf_name: snake_case(json_name),
+            json_name: json_name.clone(),
+            kind: kind_of(prop),
+            required: required.contains(&json_name.as_str()),
+            description: prop
+                .get("description")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        })
+        .collect()
+}
+
+fn kind_of(prop: &Json) -> FieldKind {
+    if prop.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
+        return FieldKind::IntOrString;
+    }
+    if let Some(t) = scalar_type(prop) {
+        return FieldKind::Scalar(t);
+    }
+    match prop.get("type").and_then(Json::as_str) {
+        Some("array") => {
+            let items = prop.get("items").unwrap_or(&Json::Null);
+            if let Some(t) = scalar_type(items) {
+                FieldKind::ScalarList(t)
+            } else if items.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
+                FieldKind::ScalarList(Type::String)
+            } else if has_properties(items) {
+                FieldKind::List(fields_from_openapi(items))
+            } else {
+                FieldKind::Json
+            }
+        }
+        Some("object") if has_properties(prop) => FieldKind::Single(fields_from_openapi(prop)),
+        Some("object") => match prop.get("additionalProperties") {
+            // Maps of `int-or-string` (resource quantities): `map(string)`.
+            Some(values) if values.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) => {
+                FieldKind::ScalarMap(Type::String)
+            }
+            Some(values) if scalar_type(values).is_some() => {
+                FieldKind::ScalarMap(scalar_type(values).unwrap_or(Type::String))
+            }
+            Some(values) if has_properties(values) => FieldKind::Map(fields_from_openapi(values)),
+            _ => FieldKind::Json,
+        },
+        _ => FieldKind::Json,
+    }
+}
+
+/// The Terraform schema of `fields`: attributes and nested blocks, appended to `block`.
+pub fn add_to_block(block: &mut Block, fields: &[Field]) {
+    for field in fields {
+        let attr = |ty: Type| {
+            if field.required {
+                Attribute::required(&field.tf_name, ty, &field.description)
+            } else {
+                Attribute::optional(&field.tf_name, ty, &field.description)
+            }
+        };
+        let nested = |nesting: Nesting, children: &[Field]| {
+            let mut body = Block {
+                description: field.description.clone(),
+                ..Block::default()
+            };
+            add_to_block(&mut body, children);
+            NestedBlock {
+                type_name: field.tf_name.clone(),
+                block: body,
+                nesting,
+                // Terraform requires min == max (0 or 1) for single blocks, and 0/0 for maps.
+                min_items: i64::from(field.required && nesting == Nesting::Single),
+                max_items: i64::from(field.required && nesting == Nesting::Single),
+            }
+        };
+        match &field.kind {
+            FieldKind::Scalar(t) => block.attributes.push(attr(t.clone())),
+            FieldKind::IntOrString | FieldKind::Json => block.attributes.push(attr(Type::String)),
+            FieldKind::ScalarList(t) => block.attributes.push(attr(Type::list(t.clone()))),
+            FieldKind::ScalarMap(t) => block.attributes.push(attr(Type::map(t.clone()))),
+            FieldKind::Single(children) => block.blocks.push(nested(Nesting::Single, children)),
+            FieldKind::List(children) => block.blocks.push(nested(Nesting::List, children)),
+            FieldKind::Map(children) => block.blocks.push(nested(Nesting::Map, children)),
+        }
+    }
+}
+
+mod convert;
+mod path;
+
+pub use convert::{from_json, to_json, to_known_json};
+pub use path::attr_path_for;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,440 @@
+//! `modelfleet_inference`: its schema, plan-time values (DESIGN.md sections 4 and 6) and wait rule, no cluster.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::*;
+use crate::resources::Resource as _;
+use crate::resources::fields::{self, Field};
+use crate::resources::object::live_facts;
+use crate::resources::plan::plan_time;
+use crate::resources::wait::check;
+use crate::schema::Nesting;
+
+fn resource_value(fields: &[Field], name: &str, spec: Json) -> Value {
+    let mut value = fields::from_json(fields, spec.as_object().unwrap());
+    if let Value::Object(attrs) = &mut value {
+        attrs.insert("name".into(), Value::string(name));
+    }
+    value
+}
+
+fn set(value: &mut Value, path: &[&str], new: Value) {
+    let mut here = value;
+    for step in &path[..path.len() - 1] {
+        let Value::Object(attrs) = here else {
+            panic!("object expected at {step}")
+        };
+        here = attrs.get_mut(*step).unwrap();
+        if let Value::List(items) = here {
+            here = &mut items[0];
+        }
+    }
+    let Value::Object(attrs) = here else {
+        panic!("object expected")
+    };
+    attrs.insert(path[path.len() - 1].to_string(), new);
+}
+
+fn fit_spec(weights: f64, count: i64, runtime: Option<i64>) -> Json {
+    let mut fit = json!({"modules": [{"name": "m", "weightsGiB": weights, "kvCacheGiB": 20,
+        "placement": "sharded"}], "shards": count, "marginPercent": 10});
+    if let Some(r) = runtime {
+        fit["runtimeGiB"] = json!(r);
+    }
+    json!({"model": {"name": "m"}, "container": {"image": "i"}, "gpu": {"count": count, "fit": fit}})
+}
+
+#[test]
+fn multi_gpu_fit_example_is_54_gib_class_80gi() {
+    // DESIGN.md section 4: (70 + 20) / 2 + 4 = 49, x 1.1 = 53.9 -> 54 GiB -> 80gi.
+    let resource = inference();
+    let fields = resource.fields();
+    let value = resource_value(fields, "llama", fit_spec(70.0, 2, Some(4)));
+    let values = plan_time::<Inference>(fields, &value).unwrap();
+    assert_eq!(values["capacity_class"], Value::string("80gi"));
+    assert_eq!(
+        values["per_gpu_memory_gib"],
+        Value::Number(Number::from(54i64))
+    );
+    assert_eq!(values["url"], Value::Null);
+}
+
+#[test]
+fn unknown_inputs_give_unknown_values_and_no_gpu_gives_null() {
+    let resource = inference();
+    let fields = resource.fields();
+    let mut value = resource_value(fields, "llama", fit_spec(70.0, 2, None));
+    set(
+        &mut value,
+        &["gpu", "fit", "modules", "weights_gib"],
+        Value::Unknown,
+    );
+    let values = plan_time::<Inference>(fields, &value).unwrap();
+    assert_eq!(values["capacity_class"], Value::Unknown);
+    assert_eq!(values["per_gpu_memory_gib"], Value::Unknown);
+
+    let plain = resource_value(
+        fields,
+        "echo",
+        json!({"model": {"name": "m"}, "container": {"image": "i"}}),
+    );
+    let values = plan_time::<Inference>(fields, &plain).unwrap();
+    assert_eq!(values["capacity_class"], Value::Null);
+    assert_eq!(values["per_gpu_memory_gib"], Value::Null);
+}
+
+#[test]
+fn decimal_sizes_are_exact() {
+    // 13.5 + 20 = 33.5 on one GPU, + 2 runtime = 35.5, x 1.1 = 39.05 GiB = 39987.2 MiB:
+    // above 40gi's usable 39538 MiB, so 48gi (a float-rounded 39.05 would not change that, but the
+    // class edge is where drift would show).
+    let resource = inference();
+    let fields = resource.fields();
+    let value = resource_value(fields, "m", fit_spec(13.5, 1, None));
+    let values = plan_time::<Inference>(fields, &value).unwrap();
+    assert_eq!(values["capacity_class"], Value::string("48gi"));
+    assert_eq!(
+        values["per_gpu_memory_gib"],
+        Value::Number(Number::from(40i64))
+    );
+}
+
+#[test]
+fn a_fit_too_big_is_an_error_on_the_fit_block() {
+    let resource = inference();
+    let fields = resource.fields();
+    let value = resource_value(fields, "huge", fit_spec(400.0, 1, None));
+    let err = plan_time::<Inference>(fields, &value).unwrap_err();
+    assert_eq!(err.0[0].path.as_ref().unwrap().to_string(), "gpu.fit");
+    assert!(
+        err.0[0].detail.contains("shard over at least"),
+        "{:?}",
+        err.0[0]
+    );
+}
+
+#[test]
+fn url_from_the_first_hostname_and_path_prefix() {
+    let resource = inference();
+    let fields = resource.fields();
+    let spec = |gateway: Json| json!({"model": {"name": "m"}, "container": {"image": "i"}, "gateway": gateway});
+    let url = |value: &Value| plan_time::<Inference>(fields, value).unwrap()["url"].clone();
+    let routed = resource_value(
+        fields,
+        "echo",
+        spec(json!({"hostnames": ["a.example", "b.example"], "pathPrefix": "/v1"})),
+    );
+    assert_eq!(url(&routed), Value::string("http://a.example/v1"));
+    let default_prefix = resource_value(fields, "echo", spec(json!({"hostnames": ["a.example"]})));
+    assert_eq!(url(&default_prefix), Value::string("http://a.example/"));
+    let no_hosts = resource_value(fields, "echo", spec(json!({"pathPrefix": "/"})));
+    assert_eq!(url(&no_hosts), Value::Null);
+    let mut unknown = routed.clone();
+    set(&mut unknown, &["gateway", "path_prefix"], Value::Unknown);
+    assert_eq!(url(&unknown), Value::Unknown);
+}
+
+#[test]
+fn schema_follows_the_api() {
+    let resource = inference();
+    let block = &resource.schema().block;
+    assert_eq!(block.invariant_violations(""), Vec::<String>::new());
+    let container = block.nested("container").unwrap();
+    assert_eq!(
+        (container.nesting, container.min_items),
+        (Nesting::Single, 1)
+    );
+    let resources = container.block.nested("resources").unwrap();
+    assert_eq!(
+        resources.block.attribute("requests").unwrap().ty,
+        Type::map(Type::String),
+        "quantities are a map of strings"
+    );
+    let fit = block.nested("gpu").unwrap().block.nested("fit").unwrap();
+    assert_eq!(fit.block.attribute("runtime_gib").unwrap().ty, Type::Number);
+    assert_eq!(fit.block.nested("modules").unwrap().nesting, Nesting::List);
+    for computed in [
+        "capacity_class",
+        "per_gpu_memory_gib",
+        "url",
+        "ready",
+        "ready_replicas",
+    ] {
+        let attr = block.attribute(computed).unwrap();
+        assert!(attr.computed && !attr.optional, "{computed}");
+    }
+    assert!(block.attribute("wait_for").unwrap().optional);
+    assert!(block.attribute("intent").unwrap().optional);
+}
+
+#[test]
+fn only_name_and_namespace_replace() {
+    assert_eq!(
+        inference().replacing_attributes().to_vec(),
+        vec!["name".to_string(), "namespace".to_string()]
+    );
+}
+
+fn object(generation: i64, status: Json) -> Json {
+    json!({"metadata": {"generation": generation}, "status": status})
+}
+
+#[test]
+fn ready_names_the_unschedulable_class() {
+    let stuck = object(
+        1,
+        json!({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "False",
+            "reason": "Unschedulable", "message": "0/3 nodes are available"}]}),
+    );
+    let state = Value::Object(BTreeMap::from([(
+        "capacity_class".to_string(),
+        Value::string("141gi"),
+    )]));
+    assert_eq!(
+        check::<Inference>(READY, &stuck, &state),
+        WaitState::Waiting(
+            "pods Unschedulable: no node of class 141gi (0/3 nodes are available)".into()
+        )
+    );
+    let ready = object(
+        1,
+        json!({"observedGeneration": 1, "readyReplicas": 2,
+            "conditions": [{"type": "Ready", "status": "True"}]}),
+    );
+    assert_eq!(
+        check::<Inference>(READY, &ready, &Value::Null),
+        WaitState::Done
+    );
+    assert_eq!(
+        live_facts::<Inference>(&ready),
+        BTreeMap::from([
+            ("ready".to_string(), Value::Bool(true)),
+            (
+                "ready_replicas".to_string(),
+                Value::Number(Number::from(2i64))
+            ),
+        ])
+    );
+    assert_eq!(
+        live_facts::<Inference>(&json!({}))["ready_replicas"],
+        Value::Number(Number::from(0i64))
+    );
+}
+
+/// A Terraform number as the plugin receives it (cty's decimal text, 512-bit precision).
+fn number(text: &str) -> Value {
+    Value::Number(Number::parse(text).unwrap())
+}
+
+// Issue 24 case 4 (terraform#36367, plugin-framework#815): decimals that are not float64s plan at the nearest float64.
+#[test]
+fn decimal_numbers_that_are_not_float64_plan_at_the_nearest_float64() {
+    let resource = inference();
+    let fields = resource.fields();
+    let spec = json!({"model": {"name": "m"}, "container": {"image": "i"}, "gpu": {"count": 1, "fit": {
+        "modules": [{"name": "m", "weightsGiB": 14.3, "kvCacheGiB": 1, "placement": "sharded"}],
+        "runtimeGiB": 1, "marginPercent": 7}}});
+    let mut value = resource_value(fields, "m", spec);
+    // 1 - 0.99 and 0.1 + 0.2 as Terraform computes them.
+    set(
+        &mut value,
+        &["gpu", "fit", "modules", "kv_cache_gib"],
+        number("0.0100000000000000000000000000000000000000000000000000000000000000003"),
+    );
+    set(
+        &mut value,
+        &["gpu", "fit", "runtime_gib"],
+        number("0.3000000000000000000000000000000000000000000000000000000000000000001"),
+    );
+    let values = plan_time::<Inference>(fields, &value).unwrap();
+    // (14.3 + 0.01 + 0.3) x 1.07 = 15.6327 GiB = 16008 MiB: over 16gi's 15360 MiB.
+    assert_eq!(values["capacity_class"], Value::string("24gi"));
+    assert_eq!(
+        values["per_gpu_memory_gib"],
+        Value::Number(Number::from(16i64))
+    );
+    // The object gets the nearest float64s, and validation has nothing to say.
+    let spec = fields::to_json(fields, &value, &crate::diag::AttrPath::root()).unwrap();
+    assert_eq!(spec["gpu"]["fit"]["runtimeGiB"], json!(0.3));
+    assert_eq!(spec["gpu"]["fit"]["modules"][0]["kvCacheGiB"], json!(0.01));
+    assert!(
+        resource.validate(&value).0.is_empty(),
+        "{:?}",
+        resource.validate(&value)
+    );
+}
+
+// Issue 24 case 4, the class: anything the API server would refuse is refused at validate time, on its attribute.
+#[test]
+fn values_the_api_server_would_refuse_fail_validation_on_their_path() {
+    let resource = inference();
+    let fields = resource.fields();
+    let spec = json!({"model": {"name": "m"}, "container": {"image": "i",
+        "resources": {"requests": {"cpu": "banana", "memory": "1Gi"}}},
+        "gpu": {"count": 1, "fit": {"modules": [{"name": "m", "weightsGiB": 1, "placement": "sharded"}],
+        "marginPercent": 150}}});
+    let mut value = resource_value(fields, "m", spec);
+    set(&mut value, &["gpu", "count"], number("1.5"));
+    let diags = resource.validate(&value);
+    let paths: Vec<String> = diags
+        .0
+        .iter()
+        .map(|d| d.path.as_ref().unwrap().to_string())
+        .collect();
+    assert!(
+        paths.contains(&"container.resources.requests[\"cpu\"]".to_string()),
+        "{paths:?}"
+    );
+    assert!(
+        paths.contains(&"gpu.fit.margin_percent".to_string()),
+        "{paths:?}"
+    );
+    assert!(paths.contains(&"gpu.count".to_string()), "{paths:?}");
+    // Unknown values are not judged.
+    set(
+        &mut value,
+        &["gpu", "fit", "margin_percent"],
+        Value::Unknown,
+    );
+    set(&mut value, &["gpu", "count"], Value::Unknown);
+    let paths: Vec<String> = resource
+        .validate(&value)
+        .0
+        .iter()
+        .map(|d| d.path.as_ref().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        paths,
+        vec!["container.resources.requests[\"cpu\"]".to_string()]
+    );
+}
+
+fn shaped_spec(count: i64) -> Json {
+    // Llama 3.1 70B (config.json: 80 layers, 64 attention heads, 8 KV heads, head_dim 128), bf16, 16 x 8192 tokens:
+    // 40 GiB of KV cache.
+    json!({"model": {"name": "m"}, "container": {"image": "i"}, "gpu": {"count": count, "fit": {
+        "modules": [{"name": "llama", "weightsGiB": 131.5, "placement": "sharded", "kvCache": {"fromShape": {
+            "layers": 80, "kvHeads": 8, "attentionHeads": 64, "headDim": 128, "dtype": "bf16",
+            "contextTokens": 8192, "sequences": 16}}}]}}})
+}
+
+// Issue 22: the KV cache from the model's shape is in the plan, split by KV head.
+#[test]
+fn kv_cache_from_shape_is_planned_per_gpu() {
+    let resource = inference();
+    let fields = resource.fields();
+    let values =
+        plan_time::<Inference>(fields, &resource_value(fields, "m", shaped_spec(4))).unwrap();
+    assert_eq!(
+        values["kv_cache_per_gpu_mib"],
+        Value::Number(Number::from(10 * 1024i64))
+    );
+    // (131.5 / 4 + 10 + 2) x 1.1 = 49.3625 -> 50 GiB, class 80gi.
+    assert_eq!(
+        values["per_gpu_memory_gib"],
+        Value::Number(Number::from(50i64))
+    );
+    assert_eq!(values["capacity_class"], Value::string("80gi"));
+    // 16 GPUs for 8 KV heads: 40 / 8 = 5 GiB each.
+    let values =
+        plan_time::<Inference>(fields, &resource_value(fields, "m", shaped_spec(16))).unwrap();
+    assert_eq!(
+        values["kv_cache_per_gpu_mib"],
+        Value::Number(Number::from(5 * 1024i64))
+    );
+    // No module from shape: null.
+    let values = plan_time::<Inference>(
+        fields,
+        &resource_value(fields, "m", fit_spec(70.0, 2, None)),
+    )
+    .unwrap();
+    assert_eq!(values["kv_cache_per_gpu_mib"], Value::Null);
+}
+
+#[test]
+fn a_shard_count_the_heads_cannot_use_fails_the_plan_on_gpu_count() {
+    let resource = inference();
+    let fields = resource.fields();
+    let err =
+        plan_time::<Inference>(fields, &resource_value(fields, "m", shaped_spec(6))).unwrap_err();
+    assert_eq!(err.0[0].path.as_ref().unwrap().to_string(), "gpu.count");
+    assert!(
+        err.0[0]
+            .detail
+            .contains("valid counts: 1, 2, 4, 8, 16, 32, 64"),
+        "{}",
+        err.0[0].detail
+    );
+}
+
+// Issue 18 ("a fit that leaves no room") and issue 22 (a scale-to-zero service no trigger can wake): the operator's
+// warning conditions are plan warnings too, on their attributes; unknown values are not judged.
+#[test]
+fn warnings_match_the_operators_warning_conditions() {
+    let resource = inference();
+    let fields = resource.fields();
+    let mut spec = fit_spec(10.0, 1, Some(0));
+    spec["gpu"]["fit"]["marginPercent"] = json!(0);
+    spec["replicas"] = json!({"min": 0, "max": 2});
+    spec["container"]["resources"] = json!({"requests": {"cpu": "1"}});
+    spec["scaling"] = json!({"triggers": [{"type": "prometheus", "metadata": {
+        "serverAddress": "http://prometheus.monitoring:9090", "query": "sum(vllm:num_requests_waiting)", "threshold": "5"}}]});
+    let value = resource_value(fields, "m", spec);
+    let plan = |config: &Value| {
+        crate::resources::plan::plan::<Inference>(
+            &crate::resources::plan::Definition {
+                fields,
+                spec_schema: resource.spec_schema(),
+                replacing: &[],
+            },
+            &crate::config::DefaultNamespace::Known("ns".into()),
+            &Value::Null,
+            config,
+            config,
+        )
+        .unwrap()
+        .warnings
+    };
+    assert!(
+        resource.validate(&value).0.is_empty(),
+        "validation stays quiet: the plan warns once"
+    );
+    let diags = plan(&value);
+    let warnings: Vec<(String, &str)> = diags
+        .0
+        .iter()
+        .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.as_str()))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        diags
+            .0
+            .iter()
+            .all(|d| d.severity == crate::diag::Severity::Warning)
+    );
+    assert_eq!(warnings[0].0, "gpu.fit");
+    assert!(
+        warnings[0]
+            .1
+            .starts_with("gpu.fit: runtimeGiB 0 and marginPercent 0 leave no room")
+    );
+    assert_eq!(warnings[1].0, "scaling.triggers");
+    assert!(
+        warnings[1]
+            .1
+            .contains("scaling.triggers[0] (prometheus on the model's own vllm: metrics)"),
+        "{}",
+        warnings[1].1
+    );
+
+    let mut unknown = value.clone();
+    set(
+        &mut unknown,
+        &["gpu", "fit", "margin_percent"],
+        Value::Unknown,
+    );
+    set(&mut unknown, &["replicas", "min"], Value::Unknown);
+    assert!(plan(&unknown).0.is_empty(), "{:?}", plan(&unknown).0);
+}

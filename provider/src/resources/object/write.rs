@@ -1,0 +1,233 @@
+//! The writes of [`CustomResource`]: create or update by server-side apply, delete with its wait, and the
+//! `wait_for` loop.
+
+use std::time::{Duration, Instant};
+
+use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
+use serde_json::Value as Json;
+
+use super::super::api_error::{self, Action};
+use super::super::attributes::{ID, NAME, NAMESPACE, WAIT_FOR};
+use super::super::kind::{Kind, WaitState};
+use super::super::{ProviderContext, fields, timeouts, wait};
+use super::{CustomResource, DELETE_POLL, WAIT_POLL, live_facts, namespace_and_name};
+use crate::config::DefaultNamespace;
+use crate::diag::{AttrPath, Diagnostics};
+use crate::value::Value;
+
+impl<K: Kind> CustomResource<K> {
+    pub(super) async fn delete(
+        &self,
+        ctx: &ProviderContext,
+        prior: &Value,
+    ) -> Result<(), Diagnostics> {
+        let (namespace, name) = namespace_and_name(prior)?;
+        let object = format!("{namespace}/{name}");
+        let api = self.client_api(self.client(ctx).await?, &namespace);
+        match api.delete(&name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(()),
+            Err(e) => return Err(self.api_error(e, Action::Delete, &object, ctx)),
+        }
+        let timeout = timeouts::get(prior, "delete", timeouts::DEFAULT_DELETE);
+        let started = Instant::now();
+        loop {
+            let current = api
+                .get_opt(&name)
+                .await
+                .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?;
+            let Some(current) = current else {
+                return Ok(());
+            };
+            if started.elapsed() >= timeout {
+                return Err(delete_timed_out(&self.api.kind, &object, timeout, &current));
+            }
+            tokio::time::sleep(DELETE_POLL).await;
+        }
+    }
+
+    pub(super) async fn create_or_update(
+        &self,
+        ctx: &ProviderContext,
+        prior: &Value,
+        planned: &Value,
+        config: &Value,
+    ) -> Result<Value, Diagnostics> {
+        // The planned state may still hold unknowns for values that came from other resources; at apply time the
+        // configuration is wholly known, and every non-computed attribute is planned exactly as configured, so the
+        // configuration is the source of truth.
+        let desired = if config.is_null() { planned } else { config };
+        let name = desired
+            .get(NAME)
+            .and_then(Value::as_str)
+            .ok_or_else(|| Diagnostics::error_at(AttrPath::attrs(&[NAME]), "Name not known", ""))?
+            .to_string();
+        let namespace = apply_namespace(ctx, planned, config)?;
+        let object = format!("{namespace}/{name}");
+        let spec = fields::to_json(&self.fields, desired, &AttrPath::root())?;
+        let api = self.client_api(self.client(ctx).await?, &namespace);
+        if prior.is_null() {
+            let existing = api_error::get_object(&api, &name)
+                .await
+                .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?;
+            if existing.is_some() {
+                return Err(Diagnostics::error(
+                    format!("{} {object} already exists", self.api.kind),
+                    format!(
+                        "An object with this name exists but is not in Terraform state. Import it with: \
+                         terraform import {}.<name> {object}",
+                        K::TYPE_NAME
+                    ),
+                ));
+            }
+        }
+        let manifest = serde_json::json!({
+            "apiVersion": self.api.api_version,
+            "kind": self.api.kind,
+            "metadata": { "name": name, "namespace": namespace },
+            "spec": spec,
+        });
+        let mut params = PatchParams::apply(&ctx.config.field_manager);
+        if ctx.config.force_conflicts {
+            params = params.force();
+        }
+        api.patch(&name, &params, &Patch::Apply(&manifest))
+            .await
+            .map_err(|e| self.api_error(e, Action::Apply, &object, ctx))?;
+        // The CRDs add no defaults, so the object holds exactly the planned spec: the new state is the plan (every
+        // known planned value unchanged) with id and namespace known.
+        let Value::Object(mut state) = planned.clone() else {
+            return Err(Diagnostics::error(
+                "Invalid planned state",
+                "expected an object",
+            ));
+        };
+        state.insert(ID.into(), Value::string(&object));
+        state.insert(NAMESPACE.into(), Value::string(&namespace));
+        Ok(Value::Object(state))
+    }
+
+    /// The live object's JSON for `state`, `None` when it is gone.
+    async fn get_json(
+        &self,
+        ctx: &ProviderContext,
+        state: &Value,
+    ) -> Result<Option<Json>, Diagnostics> {
+        Ok(self
+            .fetch(ctx, state)
+            .await?
+            .and_then(|o| serde_json::to_value(o).ok()))
+    }
+
+    /// Waits for `wait_for` of `state`; returns the last object seen and the diagnostics of a timeout or a failed
+    /// run.
+    pub(super) async fn wait(
+        &self,
+        ctx: &ProviderContext,
+        state: &Value,
+        timeout: Duration,
+    ) -> (Option<Json>, Diagnostics) {
+        let wait_for = state
+            .get(WAIT_FOR)
+            .and_then(Value::as_str)
+            .unwrap_or(wait::NONE);
+        let id = state.get(ID).and_then(Value::as_str).unwrap_or_default();
+        let kind = &self.api.kind;
+        let started = Instant::now();
+        loop {
+            let object = match self.get_json(ctx, state).await {
+                Ok(object) => object,
+                Err(diags) => return (None, diags),
+            };
+            let outcome = match &object {
+                Some(o) => wait::check::<K>(wait_for, o, state),
+                None => WaitState::Failed("the object was deleted while waiting".into()),
+            };
+            let fail = |summary: String, detail: String| {
+                (
+                    object.clone(),
+                    Diagnostics::error_at(AttrPath::attrs(&[WAIT_FOR]), summary, detail),
+                )
+            };
+            match outcome {
+                WaitState::Done => return (object, Diagnostics::new()),
+                WaitState::Failed(why) => {
+                    return fail(
+                        format!("{kind} {id} will not become {wait_for}"),
+                        format!("{why}. The resource stays in state (tainted)."),
+                    );
+                }
+                WaitState::Waiting(missing) if started.elapsed() >= timeout => {
+                    return fail(
+                        format!("Timed out waiting for {kind} {id} to be {wait_for}"),
+                        format!(
+                            "After {}s: {missing}. The object was written and stays in state (tainted, so the next \
+                             apply replaces it rather than creating it twice); raise the timeouts block to wait \
+                             longer.",
+                            timeout.as_secs()
+                        ),
+                    );
+                }
+                WaitState::Waiting(_) => tokio::time::sleep(WAIT_POLL).await,
+            }
+        }
+    }
+}
+
+fn delete_timed_out(
+    kind: &str,
+    object: &str,
+    timeout: Duration,
+    current: &DynamicObject,
+) -> Diagnostics {
+    let finalizers = current.metadata.finalizers.clone().unwrap_or_default();
+    let blocking = if finalizers.is_empty() {
+        "no finalizers are set; the API server has not finished deleting it".to_string()
+    } else {
+        format!("it is held by finalizers: {}", finalizers.join(", "))
+    };
+    Diagnostics::error(
+        format!("Timed out deleting {kind} {object}"),
+        format!(
+            "The object still exists after {}s: {blocking}. The controller owning a finalizer must remove it (for \
+             example when a TrainingRun using the Dataset finishes); the resource stays in state so destroy can be \
+             retried. Raise timeouts.delete to wait longer.",
+            timeout.as_secs()
+        ),
+    )
+}
+
+/// The namespace an apply writes to: the planned one, else the configured one, else the provider's.
+fn apply_namespace(
+    ctx: &ProviderContext,
+    planned: &Value,
+    config: &Value,
+) -> Result<String, Diagnostics> {
+    match (
+        planned.get(NAMESPACE),
+        config.get(NAMESPACE),
+        &ctx.config.namespace,
+    ) {
+        (Some(Value::String(ns)), _, _) | (_, Some(Value::String(ns)), _) => Ok(ns.clone()),
+        (_, _, DefaultNamespace::Known(ns)) => Ok(ns.clone()),
+        (_, _, DefaultNamespace::Unknown) => Err(Diagnostics::error_at(
+            AttrPath::attrs(&[NAMESPACE]),
+            "Namespace not known",
+            "The provider's namespace is still unknown at apply time.",
+        )),
+    }
+}
+
+/// `state` with every unknown fact filled from `object` (or a known empty value when the object is gone).
+pub(super) fn fill_unknown_facts<K: Kind>(state: Value, object: Option<&Json>) -> Value {
+    let facts = live_facts::<K>(object.unwrap_or(&Json::Null));
+    let Value::Object(mut attrs) = state else {
+        return state;
+    };
+    for (name, value) in facts {
+        if attrs.get(&name).is_none_or(Value::is_unknown) {
+            attrs.insert(name, value);
+        }
+    }
+    Value::Object(attrs)
+}

@@ -1,0 +1,115 @@
+//! `modelfleet_training`: its schema, plan-time values and wait rule, no cluster.
+
+use serde_json::json;
+
+use super::*;
+use crate::resources::Resource as _;
+use crate::resources::fields::{self, Field};
+use crate::resources::object::live_facts;
+use crate::resources::plan::plan_time;
+use crate::resources::wait::check;
+
+fn resource_value(fields: &[Field], name: &str, spec: Json) -> Value {
+    let mut value = fields::from_json(fields, spec.as_object().unwrap());
+    if let Value::Object(attrs) = &mut value {
+        attrs.insert("name".into(), Value::string(name));
+    }
+    value
+}
+
+fn set(value: &mut Value, path: &[&str], new: Value) {
+    let mut here = value;
+    for step in &path[..path.len() - 1] {
+        let Value::Object(attrs) = here else {
+            panic!("object expected at {step}")
+        };
+        here = attrs.get_mut(*step).unwrap();
+        if let Value::List(items) = here {
+            here = &mut items[0];
+        }
+    }
+    let Value::Object(attrs) = here else {
+        panic!("object expected")
+    };
+    attrs.insert(path[path.len() - 1].to_string(), new);
+}
+
+#[test]
+fn job_name_follows_the_operator() {
+    let resource = training();
+    let fields = resource.fields();
+    let spec = json!({"container": {"image": "i"}, "completionMode": "Indexed", "completions": 12});
+    let value = resource_value(fields, "finetune", spec.clone());
+    let values = plan_time::<Training>(fields, &value).unwrap();
+    let expected =
+        model_fleet_api::render::job_name("finetune", &serde_json::from_value(spec).unwrap());
+    assert_eq!(values["job_name"], Value::string(expected));
+    let long = "x".repeat(70);
+    let value = resource_value(fields, &long, json!({"container": {"image": "i"}}));
+    let Value::String(name) = &plan_time::<Training>(fields, &value).unwrap()["job_name"] else {
+        panic!("known job name expected")
+    };
+    assert!(name.len() <= 63, "{name}");
+    let mut unknown = value.clone();
+    set(&mut unknown, &["name"], Value::Unknown);
+    assert_eq!(
+        plan_time::<Training>(fields, &unknown).unwrap()["job_name"],
+        Value::Unknown
+    );
+}
+
+#[test]
+fn everything_but_intent_and_cancel_replaces() {
+    let resource = training();
+    let replacing = resource.replacing_attributes().to_vec();
+    for attr in ["intent", "cancel"] {
+        assert!(!replacing.contains(&attr.to_string()), "{attr}");
+    }
+    for attr in [
+        "name",
+        "namespace",
+        "container",
+        "gpu",
+        "datasets",
+        "retries",
+        "parallelism",
+    ] {
+        assert!(replacing.contains(&attr.to_string()), "{attr}");
+    }
+    let block = &resource.schema().block;
+    assert_eq!(block.invariant_violations(""), Vec::<String>::new());
+    for attr in &replacing {
+        assert!(
+            block.attribute(attr).is_some() || block.nested(attr).is_some(),
+            "{attr}"
+        );
+    }
+    for computed in ["capacity_class", "per_gpu_memory_gib", "job_name", "phase"] {
+        assert!(block.attribute(computed).unwrap().computed, "{computed}");
+    }
+}
+#[test]
+fn completed_follows_the_phase() {
+    let run = |phase: &str| json!({"metadata": {"generation": 1}, "status": {"observedGeneration": 1, "phase": phase}});
+    assert_eq!(
+        check::<Training>(COMPLETED, &run("Succeeded"), &Value::Null),
+        WaitState::Done
+    );
+    assert!(matches!(
+        check::<Training>(COMPLETED, &run("Running"), &Value::Null),
+        WaitState::Waiting(m) if m.starts_with("phase is Running")
+    ));
+    assert!(matches!(
+        check::<Training>(COMPLETED, &run("Failed"), &Value::Null),
+        WaitState::Failed(_)
+    ));
+    assert!(matches!(
+        check::<Training>(COMPLETED, &run("Cancelled"), &Value::Null),
+        WaitState::Failed(_)
+    ));
+    assert_eq!(
+        live_facts::<Training>(&run("Running"))["phase"],
+        Value::string("Running")
+    );
+    assert_eq!(live_facts::<Training>(&json!({}))["phase"], Value::Null);
+}

@@ -1,0 +1,101 @@
+//! Static checks of a resource configuration (tfplugin5 `ValidateResourceTypeConfig`): values may be unknown, and
+//! unknown values are not judged. No I/O. Each diagnostic carries the attribute path and says what to write instead.
+
+use kube::Resource as _;
+use model_fleet_api::names;
+use serde_json::Value as Json;
+
+use super::attributes::{NAME, NAMESPACE, WAIT_FOR};
+use super::fields::{self, Field};
+use super::kind::Kind;
+use super::timeouts;
+use crate::diag::{AttrPath, Diagnostics};
+use crate::value::Value;
+
+/// Validates the configuration of a kind-`K` resource whose spec has `fields`.
+pub fn config<K: Kind>(fields: &[Field], spec_schema: &Json, config: &Value) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    let kind = K::Object::kind(&());
+    if let Some(Value::String(name)) = config.get(NAME)
+        && !names::is_dns_subdomain(name)
+    {
+        diags.push_error(
+            Some(AttrPath::attrs(&[NAME])),
+            "Invalid name",
+            format!(
+                "{name:?} is not a valid {kind} name: lowercase letters, digits, '-' and '.', up to 253 \
+                 characters, starting and ending with a letter or digit."
+            ),
+        );
+    }
+    if let Some(Value::String(ns)) = config.get(NAMESPACE)
+        && !names::is_dns_label(ns)
+    {
+        diags.push_error(
+            Some(AttrPath::attrs(&[NAMESPACE])),
+            "Invalid namespace",
+            format!("{ns:?} is not a valid namespace name (RFC 1123 label)."),
+        );
+    }
+    diags.extend(timeouts::validate(config));
+    diags.extend(against_schema(fields, spec_schema, config));
+    for field in fields {
+        if let (fields::FieldKind::Json, Some(Value::String(text))) =
+            (&field.kind, config.get(&field.tf_name))
+            && serde_json::from_str::<Json>(text).is_err()
+        {
+            diags.push_error(
+                Some(AttrPath::attrs(&[&field.tf_name])),
+                "Invalid JSON",
+                "This attribute takes a JSON document (use jsonencode()).",
+            );
+        }
+    }
+    if let Some(Value::String(wait_for)) = config.get(WAIT_FOR)
+        && !K::WAIT_VALUES.contains(&wait_for.as_str())
+    {
+        diags.push_error(
+            Some(AttrPath::attrs(&[WAIT_FOR])),
+            "Invalid wait_for",
+            format!("{wait_for:?} is not one of {}.", K::WAIT_VALUES.join(", ")),
+        );
+    }
+    diags
+}
+
+/// The CRD's structural schema (types, ranges, enums, lengths, patterns, quantities: the API server's own checks,
+/// DESIGN.md section 3) on the known part of the configuration, so a value the API server would refuse fails
+/// `terraform validate` and `plan`, on its attribute, not the apply. Unknown values are not judged, nor required
+/// attributes (Terraform's schema enforces those, and one may be unknown here).
+pub fn against_schema(fields: &[Field], spec_schema: &Json, config: &Value) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    let Ok((spec, unknown)) = fields::to_known_json(fields, config) else {
+        // What does not convert (invalid JSON text) is reported by `config` itself.
+        return diags;
+    };
+    let related = |path: &AttrPath| {
+        unknown
+            .iter()
+            .any(|u| u.0.starts_with(&path.0) || path.0.starts_with(&u.0))
+    };
+    let errors =
+        model_fleet_api::validate::validate_value(spec_schema, &Json::Object(spec), "spec");
+    for error in errors
+        .iter()
+        .filter(|e| !e.message.starts_with("Required value"))
+    {
+        let path = fields::attr_path_for(fields, &error.path);
+        if path.as_ref().is_some_and(related) {
+            continue;
+        }
+        let attribute = path
+            .as_ref()
+            .map_or_else(|| error.path.clone(), ToString::to_string);
+        diags.push_error(
+            path,
+            format!("Invalid {attribute}"),
+            format!("{error} (the API server would refuse it: fix the value in the configuration)"),
+        );
+    }
+    diags
+}
