@@ -25,11 +25,21 @@ enum Command {
     Slack(cli::slack::SlackArgs),
 }
 
-fn main() -> anyhow::Result<()> {
-    match Cli::parse().command {
+/// Runs the subcommand. A failure prints one line, `error: ` and the cause chain (`{:#}`), and exits 1: never a
+/// backtrace, even with `RUST_BACKTRACE` set, so the cause (say, the API server refusing the Lease) is the last line
+/// a crash-looping pod's log shows.
+fn main() -> std::process::ExitCode {
+    let result = match Cli::parse().command {
         Command::Run(args) => cli::run::main(args),
         Command::Crd(args) => cli::crd::main(args),
         Command::Render(args) => cli::render::main(args),
         Command::Slack(args) => cli::slack::main(args),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }
