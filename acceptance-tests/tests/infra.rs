@@ -871,7 +871,10 @@ fn addons_apply_then_destroy_on_the_local_control_plane() {
     }
     let deadline = Instant::now() + Duration::from_secs(60);
     for crd in expected_crds {
-        let left = deadline.saturating_duration_since(Instant::now()).as_secs().max(1);
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs()
+            .max(1);
         let (ok, gone) = kubectl(&[
             "wait",
             "--for=delete",
