@@ -11,7 +11,7 @@ export CARGO_TARGET_DIR ?= $(MODEL_FLEET_CACHE)/target
 INSTANCE ?= dev
 TEST_INSTANCE ?= test
 
-.PHONY: help demo demo-down bootstrap cluster-up cluster-down cluster-status test test-unit lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate
+.PHONY: help demo demo-down bootstrap cluster-up cluster-down cluster-status test test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate
 INFRA := acceptance-tests/infra/scripts
 
 help: ## List the targets
@@ -40,6 +40,9 @@ test: ## Unit and control-plane tests (starts and stops its own instance, never 
 
 test-unit: ## Unit tests only (no control plane)
 	cargo test --workspace --lib --bins
+
+bench-pure: ## Criterion benchmarks of the pure code (render, fit budget, provider codecs) with allocations per call; BENCH_ARGS go to criterion
+	cargo bench -p model-fleet-api -p terraform-provider-modelfleet --bench pure --bench codec $(if $(BENCH_ARGS),-- $(BENCH_ARGS))
 
 provider-install: ## Release archive + filesystem mirror of the provider (.local/terraform-mirror)
 	@provider/scripts/install.sh
