@@ -27,6 +27,27 @@ fn checked_in_crds_match_the_rust_types() {
     }
 }
 
+/// `validate::schema_of` reads the schemas embedded from the checked-in CRDs at build time: they must be the ones the
+/// types generate.
+#[test]
+fn embedded_schemas_are_the_types_own() {
+    for crd in api::crds() {
+        let generated = serde_json::to_value(
+            crd.spec.versions[0]
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref()),
+        )
+        .unwrap();
+        assert_eq!(
+            api::validate::schema_of(&crd.spec.names.kind),
+            Some(&generated),
+            "the embedded schema of {} differs from the types': regenerate the chart's CRDs (see above)",
+            crd.spec.names.kind
+        );
+    }
+}
+
 fn walk(v: &Value, path: &str, f: &mut dyn FnMut(&str, &serde_json::Map<String, Value>)) {
     if let Some(o) = v.as_object() {
         f(path, o);
