@@ -11,7 +11,7 @@ export CARGO_TARGET_DIR ?= $(MODEL_FLEET_CACHE)/target
 INSTANCE ?= dev
 TEST_INSTANCE ?= test
 
-.PHONY: help demo demo-down bootstrap cluster-up cluster-down cluster-status test test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate
+.PHONY: help demo demo-down bootstrap cluster-up cluster-down cluster-status test test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate bench bench-provider bench-operator
 INFRA := acceptance-tests/infra/scripts
 
 help: ## List the targets
@@ -83,3 +83,12 @@ docs-generate: ## Rewrite the generated reference pages (CRDs, Terraform resourc
 	UPDATE_DOCS=1 cargo test -p model-fleet-api --test reference_docs
 	UPDATE_DOCS=1 cargo test -p terraform-provider-modelfleet --lib registry_docs
 	UPDATE_DOCS=1 cargo test -p model-fleet-operator --bin model-fleet-operator cli_reference
+
+bench: ## Benchmarks of issue 17 (long: about an hour): provider vs terraform_data and kubernetes_manifest, operator vs a plain client; ratios and targets (docs/PERFORMANCE.md)
+	@acceptance-tests/bench/bench.sh all
+
+bench-provider: ## Only the provider benchmark (BENCH_PROVIDER_N="100 500 1000")
+	@acceptance-tests/bench/bench.sh provider
+
+bench-operator: ## Only the operator benchmark (BENCH_OPERATOR_N=100,300,1000,3000)
+	@acceptance-tests/bench/bench.sh operator

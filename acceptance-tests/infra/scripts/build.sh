@@ -5,7 +5,9 @@
 #   $MODEL_FLEET_CACHE/terraform-mirror/ (`terraform init -plugin-dir=...` installs from it offline);
 #   tflint, in $MODEL_FLEET_CACHE/bin/infra-tflint-<version>-<hash>/;
 #   the Helm CLI (the chart's tests), in $MODEL_FLEET_CACHE/bin/infra-helm-cli-<version>-<hash>/.
-# `build.sh kind` builds the kind CLI instead (only `make kind-up` needs it).
+# `build.sh kind` builds the kind CLI instead (only `make kind-up` needs it); `build.sh kubernetes-provider` builds
+# hashicorp/kubernetes, the peer of the provider benchmarks (only `make bench` needs it), and mirrors it as
+# hashicorp/kubernetes KUBERNETES_PROVIDER_LABEL.
 #
 # Idempotent: a built tool is kept under a key of its go.mod and go.sum, so a warm run takes well
 # under a second. Each build goes to a temporary folder renamed into place when complete, under a
@@ -42,15 +44,15 @@ build() {
   log "$name $version: built in ${secs}s, peak memory $((rss_kib / 1024)) MiB, binary $size_mib MiB -> $dest"
 }
 
-# mirror HOST NAME NAMESPACE TYPE VERSION: links the built provider into the filesystem mirror
-# layout HOST/NAMESPACE/TYPE/VERSION/OS_ARCH/terraform-provider-TYPE_vVERSION (OpenTofu, the
-# fallback CLI, looks under registry.opentofu.org for the same source address).
+# mirror HOST NAME NAMESPACE TYPE VERSION [LABEL]: links the built provider into the filesystem mirror
+# layout HOST/NAMESPACE/TYPE/LABEL/OS_ARCH/terraform-provider-TYPE_vLABEL (LABEL defaults to VERSION
+# without its v; OpenTofu, the fallback CLI, looks under registry.opentofu.org for the same source address).
 mirror() {
-  local host=$1 name=$2 namespace=$3 type=$4 version=$5
-  local bin; bin="$(infra_bin_dir "$name" "$version")/terraform-provider-${type}_${version}"
-  local dir="$TF_MIRROR/$host/$namespace/$type/${version#v}/$(go env GOOS)_$(go env GOARCH)"
+  local host=$1 name=$2 namespace=$3 type=$4 version=$5 label=${6:-${5#v}}
+  local bin; bin="$(infra_bin_dir "$name" "$version")/terraform-provider-${type}_v${label}"
+  local dir="$TF_MIRROR/$host/$namespace/$type/$label/$(go env GOOS)_$(go env GOARCH)"
   mkdir -p "$dir"
-  ln -sfn "$bin" "$dir/terraform-provider-${type}_${version}"
+  ln -sfn "$bin" "$dir/terraform-provider-${type}_v${label}"
 }
 
 # The Helm CLI with the pinned version and the control plane's Kubernetes minor as its default
@@ -61,10 +63,19 @@ build_helm_cli() {
     "-X helm.sh/helm/v3/internal/version.version=$HELM_CLI_VERSION -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor"
 }
 
-if [ "${1:-}" = kind ]; then
-  build kind "$KIND_VERSION" sigs.k8s.io/kind kind
-  exit 0
-fi
+case "${1:-}" in
+  kind)
+    build kind "$KIND_VERSION" sigs.k8s.io/kind kind
+    exit 0 ;;
+  kubernetes-provider)
+    build kubernetes-provider "$KUBERNETES_PROVIDER_VERSION" github.com/hashicorp/terraform-provider-kubernetes \
+      "terraform-provider-kubernetes_v${KUBERNETES_PROVIDER_LABEL}"
+    for host in registry.terraform.io registry.opentofu.org; do
+      mirror "$host" kubernetes-provider hashicorp kubernetes "$KUBERNETES_PROVIDER_VERSION" "$KUBERNETES_PROVIDER_LABEL"
+    done
+    log "hashicorp/kubernetes $KUBERNETES_PROVIDER_LABEL (built from $KUBERNETES_PROVIDER_VERSION) in $TF_MIRROR"
+    exit 0 ;;
+esac
 build helm "$HELM_PROVIDER_VERSION" github.com/hashicorp/terraform-provider-helm "terraform-provider-helm_${HELM_PROVIDER_VERSION}"
 build kubectl "$KUBECTL_PROVIDER_VERSION" github.com/gavinbunney/terraform-provider-kubectl "terraform-provider-kubectl_${KUBECTL_PROVIDER_VERSION}"
 build tflint "$TFLINT_VERSION" github.com/terraform-linters/tflint tflint

@@ -6,13 +6,16 @@
 # Why a module of ours: the upstream main modules carry `replace` lines, which apply only when that
 # module is the main module (`go install MOD@VERSION` refuses them), so we copy them. Extra replaces
 # for dependencies whose import path moved are added below, each with its reason.
+# Usage: gen-gomod.sh [NAME...] (default: every tool; names as under gomod/).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 export GOFLAGS=-mod=mod
+only=("$@")
 
 # write NAME MODULE VERSION PACKAGE [EXTRA_REPLACE...]
 write() {
   local name=$1 module=$2 version=$3 package=$4; shift 4
+  if [ ${#only[@]} -gt 0 ] && [[ " ${only[*]} " != *" $name "* ]]; then return; fi
   local upstream; upstream=$(go mod download -json "$module@$version" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
   [ -f "$upstream" ] || die "gen-gomod: cannot read go.mod of $module@$version (is the Go module proxy reachable? GOPROXY=$(go env GOPROXY))"
   # A `tool` line needs go >= 1.24 in our module; the upstream's own go line still governs its code.
@@ -47,3 +50,6 @@ write kubectl github.com/gavinbunney/terraform-provider-kubectl "$KUBECTL_PROVID
 write tflint github.com/terraform-linters/tflint "$TFLINT_VERSION" github.com/terraform-linters/tflint
 write kind sigs.k8s.io/kind "$KIND_VERSION" sigs.k8s.io/kind
 write helm-cli helm.sh/helm/v3 "$HELM_CLI_VERSION" helm.sh/helm/v3/cmd/helm
+# The peer of the provider benchmarks (make bench, issue 17): hashicorp/kubernetes's kubernetes_manifest. Only a
+# pseudo-version of its main branch is served (the v3 tags lack a /v3 module suffix); it has no replace lines.
+write kubernetes-provider github.com/hashicorp/terraform-provider-kubernetes "$KUBERNETES_PROVIDER_VERSION" github.com/hashicorp/terraform-provider-kubernetes

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Turns the JSON lines of `make bench` (provider.sh, bench-operator) into the Markdown tables of
+docs/PERFORMANCE.md: each figure, its ratio to the floor and the peer, and every target of issue 17 with
+`holds` or `MISSED` beside the measured value. Prints to stdout; never judges by a threshold other than the
+issue's targets, and no test asserts on its output (timings are not test material).
+
+Usage: report.py RESULTS.jsonl
+"""
+
+import json
+import sys
+from collections import defaultdict
+
+
+def load(path):
+    """Every JSON line of the results file, grouped by its `bench` field."""
+    groups = defaultdict(list)
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                row = json.loads(line)
+                groups[row["bench"]].append(row)
+    return groups
+
+
+def verdict(ok):
+    """The word a target's row carries."""
+    return "holds" if ok else "MISSED"
+
+
+def provider_tables(rows, handshakes):
+    """The provider table (one row per N and kind) and the provider targets."""
+    by = {(r["kind"], r["n"]): r for r in rows}
+    sizes = sorted({r["n"] for r in rows})
+    out = [
+        "| N | provider | apply s | plan s (median) | plan / floor | requests per resource per plan | plugin peak RSS MiB |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for n in sizes:
+        floor = by.get(("terraform_data", n))
+        for kind in ("terraform_data", "modelfleet_inference", "kubernetes_manifest"):
+            r = by.get((kind, n))
+            if not r:
+                continue
+            ratio = f"{r['plan_s'] / floor['plan_s']:.2f}x" if floor else "-"
+            reqs = f"{r['requests_per_plan'] / n:.2f}" if kind != "terraform_data" else "-"
+            rss = f"{r['plugin_peak_kib'] / 1024:.0f}" if r["plugin_peak_kib"] else "-"
+            out.append(f"| {n} | `{kind}` | {r['apply_s']:.2f} | {r['plan_s']:.2f} | {ratio} | {reqs} | {rss} |")
+    out.append("")
+    for h in handshakes:
+        out.append(f"- start to handshake, `{h['plugin']}`: {h['seconds'] * 1000:.1f} ms (median of 20 starts)")
+    out.append("")
+    out += provider_targets(by, sizes, handshakes)
+    return out
+
+
+def provider_targets(by, sizes, handshakes):
+    """Issue 17's provider targets, each with the measured value and whether it holds."""
+    targets = ["| target | measured | verdict |", "| --- | --- | --- |"]
+    n = 500 if ("modelfleet_inference", 500) in by else (sizes[-1] if sizes else None)
+    ours, floor, peer = (by.get((k, n)) for k in ("modelfleet_inference", "terraform_data", "kubernetes_manifest"))
+    if ours and floor:
+        r = ours["plan_s"] / floor["plan_s"]
+        targets.append(f"| plan of {n} <= 1.3x `terraform_data` | {r:.2f}x | {verdict(r <= 1.3)} |")
+    if ours and peer:
+        r = peer["plan_s"] / ours["plan_s"]
+        targets.append(f"| plan of {n} >= 5x faster than `kubernetes_manifest` | {r:.2f}x faster | {verdict(r >= 5)} |")
+    mine = [by[("modelfleet_inference", s)] for s in sizes if ("modelfleet_inference", s) in by]
+    if len(mine) >= 2:
+        per = [m["plan_s"] / m["n"] for m in mine]
+        r = per[-1] / per[0]
+        targets.append(
+            f"| plan cost linear in N (seconds per resource at N={mine[-1]['n']} within 1.5x of N={mine[0]['n']}) "
+            f"| {per[0] * 1000:.1f} ms -> {per[-1] * 1000:.1f} ms per resource ({r:.2f}x) | {verdict(r <= 1.5)} |"
+        )
+    for h in handshakes:
+        if h["plugin"] == "modelfleet":
+            ms = h["seconds"] * 1000
+            targets.append(f"| handshake < 10 ms | {ms:.1f} ms | {verdict(ms < 10)} |")
+    worst = max((m["requests_per_plan"] / m["n"] for m in mine), default=None)
+    if worst is not None:
+        targets.append(f"| at most one API request per resource per refresh | {worst:.2f} | {verdict(worst <= 1.0)} |")
+    return targets
+
+
+def operator_tables(rows):
+    """The operator table (one row per N) and the operator targets, from bench-operator's lines."""
+    rows = sorted(rows, key=lambda r: r["n"])
+    keys = [k for k in rows[0] if k not in ("bench",)] if rows else []
+    out = ["| " + " | ".join(keys) + " |", "| " + " | ".join("---" for _ in keys) + " |"]
+    for r in rows:
+        out.append("| " + " | ".join(fmt(r[k]) for k in keys) + " |")
+    return out
+
+
+def fmt(value):
+    """A figure as the tables show it."""
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
+    return str(value)
+
+
+def main():
+    groups = load(sys.argv[1])
+    if groups.get("provider"):
+        print("## Provider\n")
+        print("\n".join(provider_tables(groups["provider"], groups.get("handshake", []))))
+    if groups.get("operator"):
+        print("\n## Operator\n")
+        print("\n".join(operator_tables(groups["operator"])))
+
+
+if __name__ == "__main__":
+    main()
