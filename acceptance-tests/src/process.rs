@@ -97,6 +97,22 @@ impl OperatorProcess {
         env: &[(&str, &str)],
     ) -> anyhow::Result<Self> {
         let binary = workspace_binary("model-fleet-operator")?;
+        Self::start_binary(cluster, &binary, kubeconfig, namespace, lease, extra, env)
+    }
+
+    /// [`OperatorProcess::start`] with a given operator binary (e.g. a release build for a benchmark) instead of
+    /// the freshly built debug one.
+    ///
+    /// Errors: the binary did not start, or exited / did not listen within 30 s (the log tail is in the message).
+    pub fn start_binary(
+        cluster: &Cluster,
+        binary: &std::path::Path,
+        kubeconfig: &std::path::Path,
+        namespace: &str,
+        lease: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
         let logs = cluster.dir.join("operator-logs");
         std::fs::create_dir_all(&logs)?;
         // One file per operator: two operators of one test (leader election) must not share one.
@@ -155,6 +171,11 @@ impl OperatorProcess {
             "operator did not report its metrics address in 30 s:\n{}",
             self.log_tail()
         )
+    }
+
+    /// The operator's process id (to read its `/proc/PID/status` and `/proc/PID/stat`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The last 40 lines of the operator's log.

@@ -1,0 +1,163 @@
+//! `bench-operator`: the operator half of issue 17 (performance).
+//!
+//! For each N it measures, on the running instance named by `MODEL_FLEET_INSTANCE`:
+//! - cold convergence of N InferenceServices under the release operator ([`operator_phase`]): from the first create
+//!   until every status describes its generation and every child (Deployment, Service, HTTPRoute) exists;
+//! - the floor ([`floor`]): a plain client creating the same N objects and applying the same rendered children plus
+//!   one status write each, with the same concurrency, no operator;
+//! - the operator's writes per object on create and during one no-op resync (audit log), its RSS and CPU, and the
+//!   reconcile latency from a spec change to the Deployment showing it ([`latency`]).
+//!
+//! It prints a Markdown table and each target of issue 17 with `holds` / `MISSED` ([`report`]); no threshold fails
+//! the program: it reports.
+
+mod floor;
+mod latency;
+mod operator_phase;
+mod procstat;
+mod report;
+mod tracker;
+mod workload;
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Parser;
+
+use acceptance_tests::Cluster;
+
+/// Command line of `bench-operator`.
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "bench-operator",
+    about = "Operator convergence, writes, memory, CPU and latency next to a plain-client floor"
+)]
+pub struct Args {
+    /// Comma-separated numbers of InferenceServices, one run each.
+    #[arg(long, value_delimiter = ',', default_value = "100,300")]
+    pub n: Vec<usize>,
+
+    /// The operator binary (a release build for real numbers).
+    /// Default: `$CARGO_TARGET_DIR/release/model-fleet-operator`.
+    #[arg(long, value_name = "PATH")]
+    pub operator: Option<PathBuf>,
+
+    /// Requests in flight at once, for the creates of both phases and for the floor's per-object work. 0 means
+    /// unbounded, which is what the operator's kube-rs Controller uses (no `controller::Config::concurrency`).
+    #[arg(long, default_value_t = 0)]
+    pub concurrency: usize,
+
+    /// Appends one JSON line per N with every figure to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// The operator's `--resync-seconds` (the no-op window is one period plus a margin).
+    #[arg(long, default_value_t = 30)]
+    pub resync_seconds: u64,
+
+    /// Spec changes timed in the latency phase (one every `--patch-interval-ms`).
+    #[arg(long, default_value_t = 50)]
+    pub patches: usize,
+
+    /// Milliseconds between two spec changes of the latency phase.
+    #[arg(long, default_value_t = 100)]
+    pub patch_interval_ms: u64,
+
+    /// Range of the ServiceCIDR added (and removed at the end) when N exceeds the instance's ~250 ClusterIPs.
+    #[arg(long, default_value = "10.112.0.0/16")]
+    pub service_cidr: String,
+}
+
+impl Args {
+    /// The operator binary to run.
+    fn operator_binary(&self) -> PathBuf {
+        self.operator.clone().unwrap_or_else(|| {
+            acceptance_tests::process::target_dir().join("release/model-fleet-operator")
+        })
+    }
+
+    /// The bound of requests in flight for `n` objects (`--concurrency 0` is unbounded: `n`).
+    fn limit(&self, n: usize) -> usize {
+        if self.concurrency == 0 {
+            n.max(1)
+        } else {
+            self.concurrency
+        }
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let binary = args.operator_binary();
+    anyhow::ensure!(
+        binary.is_file(),
+        "operator binary {} not found: build it with `cargo build --release -p model-fleet-operator` or pass \
+         --operator PATH",
+        binary.display()
+    );
+    let cluster = Cluster::connect()?;
+    cluster.install_model_fleet_crds()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let largest = args.n.iter().copied().max().unwrap_or(0);
+    let added = runtime.block_on(async {
+        let client = cluster.client().await?;
+        workload::ensure_service_capacity(&client, largest, &args.service_cidr).await
+    })?;
+    let result = run_all(&runtime, &cluster, &args, &binary);
+    if added {
+        runtime
+            .block_on(async { workload::remove_service_cidr(&cluster.client().await?).await })?;
+    }
+    let rows = result?;
+    println!("{}", report::render(&rows, &args));
+    Ok(())
+}
+
+/// Every N in turn; a row is printed (stderr) and appended to `--json` as soon as it is measured.
+fn run_all(
+    runtime: &tokio::runtime::Runtime,
+    cluster: &Cluster,
+    args: &Args,
+    binary: &std::path::Path,
+) -> anyhow::Result<Vec<report::Row>> {
+    let mut rows = Vec::new();
+    for &n in &args.n {
+        eprintln!("== N = {n}");
+        let row = runtime.block_on(run_one(cluster, args, binary, n))?;
+        if let Some(path) = &args.json {
+            append_json(path, &row.to_json(args))?;
+        }
+        eprintln!("{}", report::table(std::slice::from_ref(&row)));
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// The operator phase and the floor for one N, each in a fresh namespace deleted afterwards.
+async fn run_one(
+    cluster: &Cluster,
+    args: &Args,
+    binary: &std::path::Path,
+    n: usize,
+) -> anyhow::Result<report::Row> {
+    let operator = operator_phase::run(cluster, args, binary, n).await?;
+    // Let the API server and etcd calm down after the namespace deletion before the floor runs.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let floor = floor::run(cluster, args, n).await?;
+    Ok(report::Row { n, operator, floor })
+}
+
+fn append_json(path: &std::path::Path, line: &serde_json::Value) -> anyhow::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    writeln!(file, "{line}")?;
+    Ok(())
+}

@@ -1,0 +1,288 @@
+//! The report: a Markdown table per N, the targets of issue 17 each with `holds` / `MISSED` and the measured value,
+//! whether cost looks linear in N, and one JSON line per N with every figure.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::Args;
+use crate::floor::FloorFigures;
+use crate::operator_phase::OperatorFigures;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Target: operator convergence at most this many times the floor's.
+pub const TARGET_RATIO: f64 = 1.3;
+/// Target: operator RSS at 1000 services with their children, MiB.
+pub const TARGET_RSS_MIB: f64 = 64.0;
+/// The N of the RSS target.
+pub const TARGET_RSS_N: usize = 1000;
+/// "Linear" here: the per-object cost at the largest N is at most this many times the one at the smallest N.
+pub const LINEAR_TOLERANCE: f64 = 1.5;
+
+/// Both phases of one N.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// Number of InferenceServices.
+    pub n: usize,
+    /// The operator phase.
+    pub operator: OperatorFigures,
+    /// The floor.
+    pub floor: FloorFigures,
+}
+
+impl Row {
+    /// Operator seconds / floor seconds.
+    pub fn ratio(&self) -> f64 {
+        self.operator.seconds / self.floor.seconds
+    }
+
+    /// Operator writes per object on create (Lease renewals excluded).
+    pub fn writes_per_object(&self) -> f64 {
+        self.operator.writes_create.total as f64 / self.n as f64
+    }
+
+    /// Operator RSS at convergence, MiB.
+    pub fn rss_mib(&self) -> f64 {
+        self.operator.converged.rss as f64 / MIB
+    }
+
+    /// (RSS at convergence - idle RSS) / N, KiB.
+    pub fn per_object_kib(&self) -> f64 {
+        (self.operator.converged.rss as f64 - self.operator.idle.rss as f64)
+            / self.n as f64
+            / 1024.0
+    }
+
+    /// Operator CPU seconds from the first create to convergence.
+    pub fn cpu_seconds(&self) -> f64 {
+        self.operator.converged.cpu - self.operator.idle.cpu
+    }
+
+    /// Every figure as one JSON object.
+    pub fn to_json(&self, args: &Args) -> Value {
+        let latency = &self.operator.latency;
+        json!({
+            "n": self.n,
+            "unix_time": std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or_default(),
+            "concurrency": args.concurrency,
+            "resync_seconds": args.resync_seconds,
+            "operator_binary": args.operator_binary(),
+            "ratio": self.ratio(),
+            "writes_per_object_create": self.writes_per_object(),
+            "writes_noop": self.operator.writes_noop.attempts(),
+            "rss_mib": self.rss_mib(),
+            "per_object_kib": self.per_object_kib(),
+            "cpu_seconds": self.cpu_seconds(),
+            "seconds_per_object": self.operator.seconds / self.n as f64,
+            "latency_p50_ms": latency.percentile(50.0),
+            "latency_p99_ms": latency.percentile(99.0),
+            "operator": self.operator,
+            "floor": self.floor,
+        })
+    }
+}
+
+fn ms(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}"))
+}
+
+/// The Markdown table of `rows`.
+pub fn table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| N | operator s | floor s | ratio | writes/object create | writes no-op | RSS MiB | per-object KiB | CPU s | \
+         p50/p99 ms |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for row in rows {
+        let latency = &row.operator.latency;
+        let _ = writeln!(
+            out,
+            "| {} | {:.1} | {:.1} | {:.2} | {:.2} | {} | {:.1} | {:.1} | {:.1} | {}/{}{} |",
+            row.n,
+            row.operator.seconds,
+            row.floor.seconds,
+            row.ratio(),
+            row.writes_per_object(),
+            row.operator.writes_noop.attempts(),
+            row.rss_mib(),
+            row.per_object_kib(),
+            row.cpu_seconds(),
+            ms(latency.percentile(50.0)),
+            ms(latency.percentile(99.0)),
+            if latency.missed > 0 {
+                format!(" ({} missed)", latency.missed)
+            } else {
+                String::new()
+            },
+        );
+    }
+    out
+}
+
+/// The details behind the table: writes by resource, peaks, the no-op window's reconciles, floor writes.
+fn details(rows: &[Row]) -> String {
+    let mut out = String::from("\nDetails per N:\n");
+    for row in rows {
+        let op = &row.operator;
+        let per_object: Vec<String> = op
+            .writes_create
+            .by_resource
+            .iter()
+            .map(|(resource, count)| format!("{resource} {:.2}", *count as f64 / row.n as f64))
+            .collect();
+        let _ = writeln!(
+            out,
+            "- N={}: creates took {:.1} s; {:.2} reconciles/object on create (mean {:.0} ms each); operator \
+             writes/object on create: {}; refused on create (retried): {:?}; no-op window {:.0} s with {:.0} \
+             reconciles ({:.2} per object, mean {:.0} ms each), writes {:?}, refused {:?}; Lease renewals not counted; idle RSS {:.1} MiB, peak \
+             (VmHWM) {:.1} MiB, RSS after latency phase {:.1} MiB; CPU in the no-op window {:.2} s; reconcile \
+             errors {:.0}; floor sent {:.1} writes/object, its last write returned at {:.1} s; namespace deletion \
+             {:.0} s (operator) / {:.0} s (floor)",
+            row.n,
+            op.create_seconds,
+            op.reconciles.0 / row.n as f64,
+            op.reconcile_mean_seconds.0 * 1000.0,
+            per_object.join(", "),
+            op.writes_create.refused,
+            op.noop_window_seconds,
+            op.reconciles.1,
+            op.reconciles.1 / row.n as f64,
+            op.reconcile_mean_seconds.1 * 1000.0,
+            op.writes_noop.by_resource,
+            op.writes_noop.refused,
+            op.idle.rss as f64 / MIB,
+            op.after_latency.hwm as f64 / MIB,
+            op.after_latency.rss as f64 / MIB,
+            op.after_resync.cpu - op.converged.cpu,
+            op.reconcile_errors,
+            row.floor.writes_per_object,
+            row.floor.last_write_seconds,
+            op.delete_seconds,
+            row.floor.delete_seconds,
+        );
+    }
+    out
+}
+
+fn verdict(holds: bool) -> &'static str {
+    if holds { "holds" } else { "MISSED" }
+}
+
+/// Convergence ratio and no-op writes, every N.
+fn ratio_and_noop(rows: &[Row]) -> String {
+    let ratios: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{:.2} at N={}", r.ratio(), r.n))
+        .collect();
+    let ratio_holds = rows.iter().all(|r| r.ratio() <= TARGET_RATIO);
+    let noop: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let resynced = r.operator.reconciles.1 >= r.n as f64;
+            let note = if resynced {
+                ""
+            } else {
+                " (not every object resynced in the window)"
+            };
+            format!("{} at N={}{note}", r.operator.writes_noop.attempts(), r.n)
+        })
+        .collect();
+    let noop_holds = rows.iter().all(|r| r.operator.writes_noop.attempts() == 0);
+    format!(
+        "- convergence within {TARGET_RATIO}x of the floor: {} ({})\n- 0 writes on a no-op resync at every N: {} \
+         ({})\n",
+        verdict(ratio_holds),
+        ratios.join(", "),
+        verdict(noop_holds),
+        noop.join(", ")
+    )
+}
+
+/// RSS at 1000 services: measured when N=1000 ran, else extrapolated (idle + per-object bytes x 1000).
+fn rss_target(rows: &[Row]) -> String {
+    let head =
+        format!("- RSS <= {TARGET_RSS_MIB} MiB at {TARGET_RSS_N} services with their children:");
+    if let Some(row) = rows.iter().find(|r| r.n == TARGET_RSS_N) {
+        let rss = row.rss_mib();
+        let peak = row.operator.after_latency.hwm as f64 / MIB;
+        return format!(
+            "{head} {} ({rss:.1} MiB at convergence, peak {peak:.1} MiB)\n",
+            verdict(rss <= TARGET_RSS_MIB)
+        );
+    }
+    let Some(row) = rows.iter().max_by_key(|r| r.n) else {
+        return format!("{head} not measured\n");
+    };
+    let estimate =
+        (row.operator.idle.rss as f64 + row.per_object_kib() * 1024.0 * TARGET_RSS_N as f64) / MIB;
+    format!(
+        "{head} not measured (N={TARGET_RSS_N} not run); extrapolated from N={}: {estimate:.1} MiB, which would {}\n",
+        row.n,
+        if estimate <= TARGET_RSS_MIB {
+            "hold"
+        } else {
+            "miss it"
+        }
+    )
+}
+
+/// Seconds and CPU per object at each N, and whether they stay within [`LINEAR_TOLERANCE`].
+fn linearity(rows: &[Row]) -> String {
+    let per = |f: &dyn Fn(&Row) -> f64| -> Vec<(usize, f64)> {
+        rows.iter().map(|r| (r.n, f(r) / r.n as f64)).collect()
+    };
+    let seconds = per(&|r| r.operator.seconds);
+    let cpu = per(&|r| r.cpu_seconds());
+    let floor = per(&|r| r.floor.seconds);
+    let show = |series: &[(usize, f64)]| -> String {
+        series
+            .iter()
+            .map(|(n, v)| format!("{:.1} ms at N={n}", v * 1000.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let grows = |series: &[(usize, f64)]| -> Option<f64> {
+        let first = series.iter().min_by_key(|(n, _)| *n)?;
+        let last = series.iter().max_by_key(|(n, _)| *n)?;
+        (last.0 > first.0).then(|| last.1 / first.1)
+    };
+    let head = format!(
+        "- cost linear in N (per-object cost at the largest N at most {LINEAR_TOLERANCE}x the smallest N's):"
+    );
+    let verdict_text = match (grows(&seconds), grows(&cpu)) {
+        (Some(s), Some(c)) => format!(
+            "{} (wall per object x{s:.2}, CPU per object x{c:.2})",
+            verdict(s <= LINEAR_TOLERANCE && c <= LINEAR_TOLERANCE)
+        ),
+        _ => "not measured (needs two values of N)".to_owned(),
+    };
+    format!(
+        "{head} {verdict_text}\n  - operator wall per object: {}\n  - operator CPU per object: {}\n  - floor wall per \
+         object: {}\n",
+        show(&seconds),
+        show(&cpu),
+        show(&floor)
+    )
+}
+
+/// The whole report: table, details, targets.
+pub fn render(rows: &[Row], args: &Args) -> String {
+    let concurrency = if args.concurrency == 0 {
+        "unbounded".to_owned()
+    } else {
+        args.concurrency.to_string()
+    };
+    format!(
+        "## Operator benchmark (issue 17)\n\nConcurrency {concurrency}, resync {} s, operator {}.\n\n{}{}\nTargets:\n{}{}{}",
+        args.resync_seconds,
+        args.operator_binary().display(),
+        table(rows),
+        details(rows),
+        ratio_and_noop(rows),
+        rss_target(rows),
+        linearity(rows),
+    )
+}
