@@ -83,18 +83,48 @@ def provider_targets(by, sizes, handshakes):
     return targets
 
 
+OPERATOR_COLUMNS = [
+    ("n", "N"),
+    ("ratio", "operator / floor"),
+    ("seconds_per_object", "operator s per object"),
+    ("writes_per_object_create", "writes per object (create)"),
+    ("writes_noop", "writes (no-op resync)"),
+    ("rss_mib", "RSS MiB"),
+    ("per_object_kib", "KiB per object"),
+    ("cpu_seconds", "CPU s"),
+    ("latency_p50_ms", "change p50 ms"),
+    ("latency_p99_ms", "change p99 ms"),
+]
+
+
 def operator_tables(rows):
     """The operator table (one row per N) and the operator targets, from bench-operator's lines."""
     rows = sorted(rows, key=lambda r: r["n"])
-    keys = [k for k in rows[0] if k not in ("bench",)] if rows else []
-    out = ["| " + " | ".join(keys) + " |", "| " + " | ".join("---" for _ in keys) + " |"]
+    out = ["| " + " | ".join(t for _, t in OPERATOR_COLUMNS) + " |", "|" + " --- |" * len(OPERATOR_COLUMNS)]
     for r in rows:
-        out.append("| " + " | ".join(fmt(r[k]) for k in keys) + " |")
+        out.append("| " + " | ".join(fmt(r.get(k)) for k, _ in OPERATOR_COLUMNS) + " |")
+    out += ["", "| target | measured | verdict |", "| --- | --- | --- |"]
+    for r in rows:
+        if r.get("ratio") is not None:
+            out.append(f"| N={r['n']}: convergence within 1.3x of the floor | {r['ratio']:.2f}x | {verdict(r['ratio'] <= 1.3)} |")
+        out.append(f"| N={r['n']}: 0 writes on a no-op resync | {r['writes_noop']} | {verdict(r['writes_noop'] == 0)} |")
+    at_1000 = [r for r in rows if r["n"] == 1000]
+    if at_1000:
+        rss = at_1000[0]["rss_mib"]
+        out.append(f"| RSS <= 64 MiB at 1000 services | {rss:.0f} MiB | {verdict(rss <= 64)} |")
+    if len(rows) >= 2:
+        first, last = rows[0]["seconds_per_object"], rows[-1]["seconds_per_object"]
+        out.append(
+            f"| cost linear in N (seconds per object at N={rows[-1]['n']} within 1.5x of N={rows[0]['n']}) "
+            f"| {first * 1000:.1f} ms -> {last * 1000:.1f} ms | {verdict(last <= 1.5 * first)} |"
+        )
     return out
 
 
 def fmt(value):
     """A figure as the tables show it."""
+    if value is None:
+        return "-"
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
     return str(value)

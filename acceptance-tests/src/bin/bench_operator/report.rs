@@ -63,6 +63,7 @@ impl Row {
     pub fn to_json(&self, args: &Args) -> Value {
         let latency = &self.operator.latency;
         json!({
+            "bench": "operator",
             "n": self.n,
             "unix_time": std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
