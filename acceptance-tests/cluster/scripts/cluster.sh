@@ -30,10 +30,7 @@ components=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 # ---------- processes ----------
 pid_of() { cat "$dir/pids/$1.pid" 2>/dev/null || true; }
 # alive COMPONENT: the recorded pid runs and is still the binary we started (guards against pid reuse).
-alive() {
-  local pid; pid=$(pid_of "$1")
-  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$dir"
-}
+alive() { pid_runs "$(pid_of "$1")" "$dir"; }
 log_tail() { echo "--- last lines of $dir/logs/$1.log ---" >&2; tail -n 25 "$dir/logs/$1.log" >&2 2>/dev/null || true; }
 dead() { log_tail "$1"; die "$1 exited during start-up of instance '$instance' (log: $dir/logs/$1.log). If a port was taken, run: make cluster-down INSTANCE=$instance && make cluster-up INSTANCE=$instance"; }
 

@@ -14,6 +14,21 @@ SERVICE_CIDR=10.0.0.0/24
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# pid_runs PID PATTERN: PID is a running process (not a zombie) whose command line matches the extended regex
+# PATTERN (a guard against pid reuse). A process in the middle of execve has an empty command line for a moment (the
+# kernel installs the new memory map before it records the arguments; seen as "exited during start-up" with an empty
+# log on a loaded machine), so an empty command line counts as running unless the process is a zombie or a kernel
+# thread (no executable: a reused pid).
+pid_runs() {
+  local pid=$1 pattern=$2 cmd state
+  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
+  cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+  if [ -n "$cmd" ]; then grep -qE -- "$pattern" <<<"$cmd"; return; fi
+  readlink "/proc/$pid/exe" >/dev/null 2>&1 || return 1
+  state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
 require_go() {
   command -v go >/dev/null 2>&1 || die "Go is not installed or not on PATH. The local control plane is built from the Go module proxy: install Go 1.25 or newer (https://go.dev/doc/install), then rerun."
   local v; v=$(go env GOVERSION 2>/dev/null | sed 's/^go//')

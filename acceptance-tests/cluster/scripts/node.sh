@@ -162,11 +162,7 @@ cmd_plan() {
 # ---------- processes ----------
 pid_of() { cat "$ndir/pids/$1.pid" 2>/dev/null || true; }
 # alive NAME: the recorded pid runs and its command line names this node (guards against pid reuse).
-alive() {
-  local pid; pid=$(pid_of "$1")
-  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] &&
-    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qE -- "$dir/|$NODE_RUN/|$NODE_DATA/"
-}
+alive() { pid_runs "$(pid_of "$1")" "$dir/|$NODE_RUN/|$NODE_DATA/"; }
 log_tail() { echo "--- last lines of $ndir/logs/$1.log ---" >&2; tail -n 25 "$ndir/logs/$1.log" >&2 2>/dev/null || true; }
 
 # cgroup_dirs: this node's cgroup folders, one per hierarchy (v1) or the one (v2).
