@@ -12,6 +12,8 @@ pub struct Sample {
     pub hwm: u64,
     /// CPU time used so far (`utime + stime`), seconds.
     pub cpu: f64,
+    /// Open sockets (`/proc/PID/fd` entries linking to `socket:`): mostly pooled connections to the API server.
+    pub sockets: usize,
 }
 
 /// Reads the sample of process `pid`.
@@ -26,7 +28,19 @@ pub fn sample(pid: u32) -> anyhow::Result<Sample> {
         rss: kib(&status, "VmRSS:")? * 1024,
         hwm: kib(&status, "VmHWM:")? * 1024,
         cpu: cpu_ticks(&stat)? as f64 / ticks_per_second(),
+        sockets: sockets(pid)?,
     })
+}
+
+/// Number of the process's file descriptors that are sockets.
+fn sockets(pid: u32) -> anyhow::Result<usize> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .with_context(|| format!("reading /proc/{pid}/fd"))?;
+    Ok(dir
+        .filter_map(Result::ok)
+        .filter_map(|entry| std::fs::read_link(entry.path()).ok())
+        .filter(|target| target.to_string_lossy().starts_with("socket:"))
+        .count())
 }
 
 /// The `kB` value of line `key` in `/proc/PID/status`.

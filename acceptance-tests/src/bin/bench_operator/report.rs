@@ -139,7 +139,7 @@ fn details(rows: &[Row]) -> String {
             "- N={}: creates took {:.1} s; {:.2} reconciles/object on create (mean {:.0} ms each); operator \
              writes/object on create: {}; refused on create (retried): {:?}; no-op window {:.0} s with {:.0} \
              reconciles ({:.2} per object, mean {:.0} ms each), writes {:?}, refused {:?}; Lease renewals not counted; idle RSS {:.1} MiB, peak \
-             (VmHWM) {:.1} MiB, RSS after latency phase {:.1} MiB; CPU in the no-op window {:.2} s; reconcile \
+             (VmHWM) {:.1} MiB, RSS after latency phase {:.1} MiB; open sockets idle {} / at convergence {} / after the no-op window {}; CPU in the no-op window {:.2} s; reconcile \
              errors {:.0}; floor sent {:.1} writes/object, its last write returned at {:.1} s; namespace deletion \
              {:.0} s (operator) / {:.0} s (floor)",
             row.n,
@@ -157,6 +157,9 @@ fn details(rows: &[Row]) -> String {
             op.idle.rss as f64 / MIB,
             op.after_latency.hwm as f64 / MIB,
             op.after_latency.rss as f64 / MIB,
+            op.idle.sockets,
+            op.converged.sockets,
+            op.after_resync.sockets,
             op.after_resync.cpu - op.converged.cpu,
             op.reconcile_errors,
             row.floor.writes_per_object,
