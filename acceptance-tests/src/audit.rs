@@ -6,7 +6,8 @@
 //! what a user wrote after it.
 
 use std::io::{Read, Seek, SeekFrom};
-use std::path::PathBuf;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -19,10 +20,15 @@ pub struct AuditLog {
 }
 
 /// A position in the audit log: entries after it are the ones a test caused.
+///
+/// The API server rotates the log at 100 MB (`--audit-log-maxsize` default): it renames `audit.log` to
+/// `audit-<time>.log` and starts a new one. The mark remembers the file by inode, so entries after it are found in
+/// the renamed file and in every file written since.
 #[derive(Debug, Clone)]
 pub struct AuditMark {
     path: PathBuf,
     offset: u64,
+    inode: u64,
 }
 
 /// One audited request (the fields tests look at).
@@ -78,12 +84,12 @@ impl AuditLog {
     /// Marks the current end of the log.
     pub fn mark(&self) -> anyhow::Result<AuditMark> {
         settle(&self.path)?;
-        let offset = std::fs::metadata(&self.path)
-            .with_context(|| format!("reading {}", self.path.display()))?
-            .len();
+        let metadata = std::fs::metadata(&self.path)
+            .with_context(|| format!("reading {}", self.path.display()))?;
         Ok(AuditMark {
             path: self.path.clone(),
-            offset,
+            offset: metadata.len(),
+            inode: metadata.ino(),
         })
     }
 }
@@ -109,10 +115,7 @@ impl AuditMark {
     /// Every completed write request since the mark, by any user (settled as [`AuditMark::writes_by`]).
     pub fn writes(&self) -> anyhow::Result<Vec<AuditEvent>> {
         settle(&self.path)?;
-        let mut file = std::fs::File::open(&self.path)?;
-        file.seek(SeekFrom::Start(self.offset))?;
-        let mut text = String::new();
-        file.read_to_string(&mut text)?;
+        let text = self.text_since()?;
         let mut events = Vec::new();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let event: AuditEvent =
@@ -123,6 +126,50 @@ impl AuditMark {
         }
         Ok(events)
     }
+}
+
+impl AuditMark {
+    /// The log's text after the mark: the rest of the marked file, then every file the API server started after it
+    /// (rotated files sort by the time in their name; `audit.log` is the newest).
+    fn text_since(&self) -> anyhow::Result<String> {
+        let files = log_files(&self.path)?;
+        let start = files
+            .iter()
+            .position(|file| std::fs::metadata(file).is_ok_and(|m| m.ino() == self.inode))
+            .with_context(|| {
+                format!(
+                    "the audit log marked in {} was rotated away (deleted)",
+                    self.path.display()
+                )
+            })?;
+        let mut text = String::new();
+        for (k, path) in files[start..].iter().enumerate() {
+            let mut file = std::fs::File::open(path)?;
+            if k == 0 {
+                file.seek(SeekFrom::Start(self.offset))?;
+            }
+            file.read_to_string(&mut text)?;
+        }
+        Ok(text)
+    }
+}
+
+/// `<dir>/audit-*.log` (rotated, oldest first) then `path` itself.
+fn log_files(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let dir = path.parent().context("audit log path without a folder")?;
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("audit");
+    let mut rotated: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("{stem}-")) && n.ends_with(".log"))
+        })
+        .collect();
+    rotated.sort();
+    rotated.push(path.to_path_buf());
+    Ok(rotated)
 }
 
 /// Waits (at most 5 s) until the file's size has not changed for 500 ms.
@@ -141,4 +188,34 @@ fn settle(path: &PathBuf) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(user: &str) -> String {
+        format!(
+            "{{\"verb\":\"create\",\"requestURI\":\"/x\",\"user\":{{\"username\":\"{user}\"}},\"stage\":\"ResponseComplete\"}}\n"
+        )
+    }
+
+    #[test]
+    fn a_mark_follows_the_log_across_a_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.log");
+        std::fs::write(&path, entry("before")).unwrap();
+        let mark = AuditLog::new(path.clone()).mark().unwrap();
+        std::fs::write(&path, entry("before") + &entry("after-1")).unwrap();
+        // What the API server does at --audit-log-maxsize: rename, then start a new file.
+        std::fs::rename(&path, dir.path().join("audit-2026-12-03T08-49-06.873.log")).unwrap();
+        std::fs::write(&path, entry("after-2")).unwrap();
+        let users: Vec<String> = mark
+            .writes()
+            .unwrap()
+            .into_iter()
+            .map(|e| e.user.username)
+            .collect();
+        assert_eq!(users, ["after-1", "after-2"]);
+    }
 }

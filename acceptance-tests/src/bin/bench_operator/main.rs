@@ -10,6 +10,15 @@
 //!
 //! It prints a Markdown table and each target of issue 17 with `holds` / `MISSED` ([`report`]); no threshold fails
 //! the program: it reports.
+//!
+//! ```sh
+//! export CARGO_TARGET_DIR=~/.cache/model-fleet/target
+//! cargo build --release -p model-fleet-operator      # the operator as shipped (its own feature set)
+//! cargo build --release -p acceptance-tests --bin bench-operator
+//! MODEL_FLEET_REAL_NODE=0 acceptance-tests/cluster/scripts/cluster.sh up bench
+//! MODEL_FLEET_INSTANCE=bench $CARGO_TARGET_DIR/release/bench-operator --n 100,300,1000 --json bench.jsonl
+//! ```
+//! Build the benchmark in release too: a debug floor client would be slower and flatter the operator's ratio.
 
 mod floor;
 mod latency;
