@@ -9,7 +9,10 @@
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../charts/model-fleet-operator/crds");
+    // Read at run time, not with env!(): Cargo reuses a compiled build script across checkouts at other paths (a
+    // shared target dir), and a path baked in at compile time would point into another clone.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
+    let dir = Path::new(&manifest_dir).join("../../charts/model-fleet-operator/crds");
     println!("cargo::rerun-if-changed={}", dir.display());
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
