@@ -144,6 +144,61 @@ impl Cluster {
     }
 }
 
+/// A control plane instance of one test (`cluster.sh up NAME ARGS`), stopped with `cluster.sh down NAME` when dropped.
+/// Derefs to its [`Cluster`].
+#[derive(Debug)]
+pub struct PrivateCluster {
+    cluster: Cluster,
+}
+
+impl PrivateCluster {
+    /// Starts (or reuses) instance `<shared instance>-<suffix>` (the shared instance is `MODEL_FLEET_INSTANCE`,
+    /// default `test`, so two test runs on one machine never share it) with `cluster.sh up` arguments `args`, e.g.
+    /// `--no-upstream-crds`.
+    ///
+    /// Errors: the start-up script failed (its stderr is in the message).
+    pub fn start(suffix: &str, args: &[&str]) -> anyhow::Result<Self> {
+        let shared = std::env::var(INSTANCE_ENV).unwrap_or_else(|_| "test".to_owned());
+        let instance = &format!("{shared}-{suffix}");
+        let out = Command::new("bash")
+            .arg(repo_root().join("acceptance-tests/cluster/scripts/cluster.sh"))
+            .args(["up", instance])
+            .args(args)
+            .output()
+            .context("running cluster.sh up")?;
+        if !out.status.success() {
+            bail!(
+                "cluster.sh up {instance} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let kubeconfig = PathBuf::from(String::from_utf8(out.stdout)?.trim());
+        let cluster = Cluster {
+            instance: instance.to_owned(),
+            dir: repo_root().join(".local").join(instance),
+            kubeconfig,
+        };
+        Ok(Self { cluster })
+    }
+}
+
+impl std::ops::Deref for PrivateCluster {
+    type Target = Cluster;
+
+    fn deref(&self) -> &Cluster {
+        &self.cluster
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(repo_root().join("acceptance-tests/cluster/scripts/cluster.sh"))
+            .args(["down", &self.cluster.instance])
+            .output();
+    }
+}
+
 /// Root of the repository (the workspace folder holding `acceptance-tests/`).
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -113,6 +113,44 @@ impl OperatorProcess {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> anyhow::Result<Self> {
+        let lease = (namespace, lease);
+        Self::spawn(
+            cluster,
+            binary,
+            kubeconfig,
+            Some(namespace),
+            lease,
+            extra,
+            env,
+        )
+    }
+
+    /// Starts the operator watching every namespace, as the chart installs it, on Lease `fleet` in
+    /// `lease_namespace`, plus `extra` flags. Only for a private instance: on the shared one it would reconcile
+    /// other tests' objects.
+    ///
+    /// Errors: as [`OperatorProcess::start`].
+    pub fn start_cluster_wide(
+        cluster: &Cluster,
+        kubeconfig: &std::path::Path,
+        lease_namespace: &str,
+        extra: &[&str],
+    ) -> anyhow::Result<Self> {
+        let binary = workspace_binary("model-fleet-operator")?;
+        let lease = (lease_namespace, "fleet");
+        Self::spawn(cluster, &binary, kubeconfig, None, lease, extra, &[])
+    }
+
+    /// Spawns `binary run`, watching `watch` (every namespace when `None`), on Lease `(namespace, name)`.
+    fn spawn(
+        cluster: &Cluster,
+        binary: &std::path::Path,
+        kubeconfig: &std::path::Path,
+        watch: Option<&str>,
+        (namespace, lease): (&str, &str),
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
         let logs = cluster.dir.join("operator-logs");
         std::fs::create_dir_all(&logs)?;
         // One file per operator: two operators of one test (leader election) must not share one.
@@ -126,8 +164,13 @@ impl OperatorProcess {
         cmd.arg("run")
             .arg("--kubeconfig")
             .arg(kubeconfig)
-            .args(["--watch-namespace", namespace, "--lease-name", lease])
-            .args(["--lease-namespace", namespace])
+            .args(
+                watch
+                    .map(|w| ["--watch-namespace", w])
+                    .into_iter()
+                    .flatten(),
+            )
+            .args(["--lease-name", lease, "--lease-namespace", namespace])
             .args(["--metrics-bind-address", "127.0.0.1:0"])
             .args(extra)
             .env("RUST_LOG", "info")

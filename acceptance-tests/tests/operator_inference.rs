@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use acceptance_tests::cluster::PrivateCluster;
 use acceptance_tests::inference::{
     accept_route, api, apply, condition, echo_spec, isvc_resource, metric,
     observed_current_generation, operator, resource, route_resource, scaled_object_resource,
@@ -522,29 +523,10 @@ async fn o01_long_names_get_valid_distinct_stable_child_names() -> anyhow::Resul
     Ok(())
 }
 
-/// A second instance started without the KEDA and Gateway API CRDs (`cluster.sh up NAME --no-upstream-crds`).
-fn cluster_without_upstream_crds(instance: &str) -> anyhow::Result<Cluster> {
-    let root = acceptance_tests::cluster::repo_root();
-    let out = std::process::Command::new("bash")
-        .arg(root.join("acceptance-tests/cluster/scripts/cluster.sh"))
-        .args(["up", instance, "--no-upstream-crds"])
-        .output()?;
-    anyhow::ensure!(
-        out.status.success(),
-        "cluster.sh up {instance} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let kubeconfig = std::path::PathBuf::from(String::from_utf8(out.stdout)?.trim());
-    Ok(Cluster {
-        instance: instance.to_owned(),
-        dir: root.join(".local").join(instance),
-        kubeconfig,
-    })
-}
-
 #[tokio::test]
 async fn dependency_missing_is_reported_and_everything_else_keeps_serving() -> anyhow::Result<()> {
-    let cluster = cluster_without_upstream_crds("op-no-deps")?;
+    // A second instance started without the KEDA and Gateway API CRDs, stopped when the test ends.
+    let cluster = PrivateCluster::start("no-deps", &["--no-upstream-crds"])?;
     cluster.install_model_fleet_crds()?;
     let ns = cluster.namespace("op-deps").await?;
     let client = cluster.client().await?;
@@ -594,12 +576,5 @@ async fn dependency_missing_is_reported_and_everything_else_keeps_serving() -> a
     assert_eq!(operator.http_get("/healthz")?.0, 200);
     drop(operator);
     drop(ns);
-    let _ = std::process::Command::new("bash")
-        .arg(
-            acceptance_tests::cluster::repo_root()
-                .join("acceptance-tests/cluster/scripts/cluster.sh"),
-        )
-        .args(["down", "op-no-deps"])
-        .output();
     Ok(())
 }

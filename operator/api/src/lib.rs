@@ -14,6 +14,7 @@
 //! - [`capacity`]: the GPU fit budget and capacity classes;
 //! - [`render`]: a custom resource in, its desired children and status facts out;
 //! - [`status`]: facts and live children in, the desired status and conditions out;
+//! - [`routing`]: which InferenceService holds a hostname and path on a Gateway (the others get `HostnameConflict`);
 //! - [`schedule`]: scheduled suspend (`spec.schedule.expiresAt`): the effective intent at an instant;
 //! - [`reference`]: the documentation site's API reference pages, generated from the CRDs.
 
@@ -25,6 +26,7 @@ pub mod ownership;
 pub mod quantity;
 pub mod reference;
 pub mod render;
+pub mod routing;
 pub mod schedule;
 pub mod status;
 pub mod v1alpha1;

@@ -14,6 +14,7 @@ use super::backoff::{BackoffPolicy, ErrorBackoff};
 use super::discovery::DependencyCache;
 use super::error::Error;
 use super::failpoint::Failpoint;
+use super::inference::routes::RouteClaims;
 use crate::telemetry::{Health, Metrics};
 use model_fleet_api::render::{FIELD_MANAGER, RenderConfig};
 
@@ -70,6 +71,8 @@ pub struct Context {
     pub dependencies: DependencyCache,
     /// Per-object error backoff.
     pub backoff: ErrorBackoff,
+    /// The InferenceService cache that hostname and path claims are decided from.
+    pub route_claims: RouteClaims,
 }
 
 impl fmt::Debug for Context {
@@ -96,6 +99,7 @@ impl Context {
             recorder: Recorder::new(client.clone(), reporter),
             dependencies: DependencyCache::new(client.clone()),
             backoff: ErrorBackoff::new(BackoffPolicy::default()),
+            route_claims: RouteClaims::default(),
             client,
             metrics,
             health,

@@ -30,6 +30,7 @@ use model_fleet_api::render::{
     self, FIELD_MANAGER, HTTPRoute, InferenceChildren, InferenceFacts, LABEL_INFERENCE,
     LiveReplicas, RenderError, RenderedInference, ReplicaPlan, ScaledObject, replica_plan,
 };
+use model_fleet_api::routing::Conflict;
 use model_fleet_api::schedule::ScheduleState;
 use model_fleet_api::status::Draft;
 use model_fleet_api::status::inference as status;
@@ -42,6 +43,7 @@ use super::error::{Error, Result};
 use super::events;
 
 mod observe;
+pub(crate) mod routes;
 
 use self::observe::observe_children;
 use super::failpoint::{self, Failpoint};
@@ -99,6 +101,17 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     if deps.gateway_api {
         controller = controller.owns(ctx.watched_api::<DeserializeGuard<HTTPRoute>>(), children);
     }
+    if deps.gateway_api {
+        // Hostname conflicts: a change to one service (deletion included) reconciles the services sharing a claim.
+        let store = controller.store();
+        ctx.route_claims.attach(store.clone());
+        let config = ctx.config.render.clone();
+        controller = controller.watches(
+            ctx.watched_api::<DeserializeGuard<InferenceService>>(),
+            watcher::Config::default(),
+            move |changed| routes::contenders(&store, &changed, &config),
+        );
+    }
     mark_synced_when_ready(&ctx, controller.store(), KIND);
     controller
         .graceful_shutdown_on(stop.stopped())
@@ -137,17 +150,28 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
         Ok(children) => children,
         Err(refusal) => return refuse(ctx, isvc, &owner, &facts, refusal).await,
     };
-    let applied = apply_children(ctx, isvc, &owner, &children, &facts, deps).await?;
+    let conflict = match (&children.http_route, deps.gateway_api) {
+        (Some(_), true) => ctx.route_claims.conflict(isvc, &ctx.config.render).await,
+        _ => None,
+    };
+    let applied = apply_children(ctx, isvc, &owner, &children, &facts, deps, conflict).await?;
     prune_children(ctx, isvc, &owner, &applied, deps).await?;
     let observed = observe_children(ctx, isvc, &owner, &children, &facts, &applied, deps).await?;
     let mut draft = status::desired(isvc, &facts, &observed.view(&applied));
+    if applied.conflict.is_some() {
+        // Not served: no URL to announce.
+        draft.status.url = None;
+    }
     schedule.annotate(own_intent, &mut draft.conditions);
     draft.status.next_transition = schedule.next_transition(own_intent);
-    let settled = draft
-        .conditions
-        .iter()
-        .find(|c| c.type_ == ConditionType::Ready)
-        .is_some_and(status::settled);
+    // A service in a hostname conflict is retried soon: the holder may drop the claim without a change that the
+    // contenders watch can attribute to this service.
+    let settled = applied.conflict.is_none()
+        && draft
+            .conditions
+            .iter()
+            .find(|c| c.type_ == ConditionType::Ready)
+            .is_some_and(status::settled);
     write(ctx, isvc, &owner, draft).await?;
     Ok(Action::requeue(
         schedule.requeue_within(requeue_after(ctx, settled)),
@@ -170,9 +194,12 @@ struct Applied {
     http_route: Option<DynamicObject>,
     /// `(kind, name)` of every child that should exist: what prune keeps.
     keep: BTreeSet<(String, String)>,
+    /// The hostname and path an older service holds ([`routes::RouteClaims::conflict`]): no HTTPRoute was applied.
+    conflict: Option<Conflict>,
 }
 
-/// apply: Service, Deployment (with the replica hand-over), ScaledObject, HTTPRoute, each skipped when unchanged.
+/// apply: Service, Deployment (with the replica hand-over), ScaledObject, HTTPRoute, each skipped when unchanged;
+/// the HTTPRoute also when another service holds its hostname and path (prune then deletes ours).
 async fn apply_children(
     ctx: &Context,
     isvc: &InferenceService,
@@ -180,8 +207,12 @@ async fn apply_children(
     children: &InferenceChildren,
     facts: &InferenceFacts,
     deps: Dependencies,
+    conflict: Option<Conflict>,
 ) -> Result<Applied> {
-    let mut applied = Applied::default();
+    let mut applied = Applied {
+        conflict,
+        ..Applied::default()
+    };
 
     let service = Child::typed(&children.service)?;
     apply_one(ctx, isvc, &service, &mut applied).await?;
@@ -197,7 +228,7 @@ async fn apply_children(
         let child = Child::typed(scaled_object)?;
         applied.scaled_object = Some(apply_one(ctx, isvc, &child, &mut applied).await?);
     }
-    if let (Some(route), true) = (&children.http_route, deps.gateway_api) {
+    if let (Some(route), true, None) = (&children.http_route, deps.gateway_api, &applied.conflict) {
         let child = Child::typed(route)?;
         applied.http_route = Some(apply_one(ctx, isvc, &child, &mut applied).await?);
     }

@@ -187,7 +187,7 @@ pub(crate) fn triggers(isvc: &InferenceService) -> Vec<Trigger> {
 
 /// The route's parent Gateway: `gateway.parentRef` (namespace defaulting to the service's), else the operator's
 /// `--default-gateway`.
-fn parent_ref(
+pub(crate) fn parent_ref(
     isvc: &InferenceService,
     gateway: &Gateway,
     config: &RenderConfig,

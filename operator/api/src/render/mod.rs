@@ -25,6 +25,7 @@ mod training;
 pub use datasets::{DatasetRefusal, ResolvedDataset, check_datasets};
 pub use deployment::{DEFAULT_PORT, DEFAULT_STARTUP_SECONDS};
 pub use gateway::{HTTPRoute, HttpRouteSpec};
+pub(crate) use inference::parent_ref;
 pub use inference::{
     InferenceChildren, InferenceFacts, RenderedInference, gateway_url, render_inference, route_url,
 };

@@ -33,13 +33,18 @@ pub(super) struct Observations {
 impl Observations {
     /// The pure status module's view of the live children.
     pub(super) fn view<'a>(&'a self, applied: &'a Applied) -> Observed<'a> {
-        let route = match (&self.route_parent, &self.gateway_not_found) {
-            (None, _) if self.missing.iter().any(|m| m.starts_with("Gateway")) => {
+        let route = match (
+            &self.route_parent,
+            &self.gateway_not_found,
+            &applied.conflict,
+        ) {
+            (None, _, _) if self.missing.iter().any(|m| m.starts_with("Gateway")) => {
                 RouteState::CrdMissing
             }
-            (None, _) => RouteState::NotRequested,
-            (Some(_), Some(gateway)) => RouteState::GatewayNotFound(gateway.clone()),
-            (Some((namespace, name)), None) => RouteState::Applied {
+            (None, _, _) => RouteState::NotRequested,
+            (Some(_), _, Some(conflict)) => RouteState::Conflict(conflict),
+            (Some(_), Some(gateway), None) => RouteState::GatewayNotFound(gateway.clone()),
+            (Some((namespace, name)), None, None) => RouteState::Applied {
                 status: applied
                     .http_route
                     .as_ref()
@@ -124,6 +129,9 @@ async fn missing_gateway(
     let Some((namespace, name)) = &observations.route_parent else {
         return Ok(None);
     };
+    if applied.conflict.is_some() {
+        return Ok(None);
+    }
     let accepted = status::route_ready(&observations.view(applied).route).is_true();
     if accepted {
         return Ok(None);

@@ -16,6 +16,8 @@ pub enum RouteState<'a> {
     NoGateway,
     /// The parent Gateway `namespace/name` does not exist.
     GatewayNotFound(String),
+    /// Another InferenceService holds the hostname and path ([`crate::routing::conflict`]); no HTTPRoute exists.
+    Conflict(&'a crate::routing::Conflict),
     /// The route exists; `status` is its `.status` (absent until a Gateway controller writes it), `generation` its
     /// `metadata.generation` and `parent` its Gateway's `(namespace, name)`.
     Applied {
@@ -49,6 +51,7 @@ pub fn route_ready(route: &RouteState<'_>) -> DesiredCondition {
             Reason::GatewayNotFound,
             format!("Gateway {gateway} does not exist"),
         ),
+        RouteState::Conflict(conflict) => not(Reason::HostnameConflict, conflict.to_string()),
         RouteState::Applied {
             status,
             generation,

@@ -467,3 +467,32 @@ fn zero_replicas_is_scaled_to_zero_only_where_the_autoscaler_may_hold_zero() {
         Reason::Progressing
     );
 }
+
+#[test]
+fn a_route_held_by_another_service_is_a_hostname_conflict_naming_it_and_degrades() {
+    let conflict = crate::routing::Conflict {
+        holder: "team-a/a".into(),
+        claim: crate::routing::RouteClaim {
+            gateway: ("model-fleet-system".into(), "shared".into()),
+            section: None,
+            hostname: Some("chat.example.test".into()),
+            path: "/".into(),
+        },
+    };
+    let route = route_ready(&RouteState::Conflict(&conflict));
+    assert_eq!(route.status, ConditionStatus::False);
+    assert_eq!(route.reason, Reason::HostnameConflict);
+    assert!(
+        route.message.contains("InferenceService team-a/a"),
+        "{}",
+        route.message
+    );
+    assert!(is_warning(&route));
+    let degraded = degraded(&[route]);
+    assert_eq!(degraded.reason, Reason::NeedsAttention);
+    assert!(
+        degraded.message.contains("HostnameConflict"),
+        "{}",
+        degraded.message
+    );
+}

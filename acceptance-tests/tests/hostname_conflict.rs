@@ -1,0 +1,160 @@
+//! Issue 18, reported case "hostname conflict across namespaces", tried as a new user would: `team-a/a` and, created
+//! later, `team-b/b`, both with `gateway.hostnames: [chat.example.test]` and path prefix `/` on the shared Gateway.
+//! `a` is unaffected; `b` gets `RouteReady=False, HostnameConflict` naming `team-a/a` (and a Warning Event), no
+//! HTTPRoute and no URL, while its Deployment still runs; deleting `a` makes `b` routable at its next reconcile,
+//! which `a`'s deletion triggers (the operator's resync here is the default 300 s).
+//!
+//! The operator watches every namespace, as the chart installs it, so the test has a control plane instance of its
+//! own (on the shared one it would reconcile the other tests' objects).
+
+use std::time::{Duration, Instant};
+
+use acceptance_tests::OperatorProcess;
+use acceptance_tests::cluster::PrivateCluster;
+use acceptance_tests::inference::{
+    api, apply, condition, create_gateway, echo_spec, isvc_resource, route_resource, wait_condition,
+};
+use acceptance_tests::process::operator_kubeconfig;
+use acceptance_tests::wait_for;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::events::v1::Event;
+use kube::Api;
+use kube::api::{DeleteParams, ListParams};
+use serde_json::json;
+
+fn chat_spec() -> serde_json::Value {
+    let mut spec = echo_spec();
+    spec["gateway"] = json!({"hostnames": ["chat.example.test"], "pathPrefix": "/"});
+    spec
+}
+
+#[tokio::test]
+async fn hostname_conflict_across_namespaces_the_later_service_waits_and_takes_over()
+-> anyhow::Result<()> {
+    let cluster = PrivateCluster::start("routes", &[])?;
+    cluster.install_model_fleet_crds()?;
+    let client = cluster.client().await?;
+    let gateway_ns = cluster.namespace("routes-gateway").await?;
+    create_gateway(&client, gateway_ns.name()).await?;
+    let team_a = cluster.namespace("team-a").await?;
+    let team_b = cluster.namespace("team-b").await?;
+    let gateway = format!("{}/shared", gateway_ns.name());
+    let operator = OperatorProcess::start_cluster_wide(
+        &cluster,
+        &operator_kubeconfig(&cluster)?,
+        gateway_ns.name(),
+        &["--default-gateway", &gateway],
+    )?;
+    let (a_isvcs, b_isvcs) = (
+        api(&client, team_a.name(), &isvc_resource()),
+        api(&client, team_b.name(), &isvc_resource()),
+    );
+    let (a_routes, b_routes) = (
+        api(&client, team_a.name(), &route_resource()),
+        api(&client, team_b.name(), &route_resource()),
+    );
+
+    apply(&a_isvcs, "a", chat_spec()).await?;
+    let a_route = wait_for("a's HTTPRoute", Duration::from_secs(30), || async {
+        Ok(a_routes.get_opt("a").await?)
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    // Creation timestamps have one-second resolution: make `b` the later one, as in the report.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    apply(&b_isvcs, "b", chat_spec()).await?;
+
+    let b = wait_condition(
+        &b_isvcs,
+        "b",
+        "RouteReady",
+        "False",
+        Some("HostnameConflict"),
+        Duration::from_secs(30),
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    let holder = format!("{}/a", team_a.name());
+    let message = route_message(&b);
+    assert!(
+        message.contains(&format!("InferenceService {holder}"))
+            && message.contains("chat.example.test path / on Gateway"),
+        "the condition names the holder and the claim: {message}"
+    );
+    assert_eq!(
+        condition(&b, "Degraded"),
+        Some(("True".into(), "NeedsAttention".into()))
+    );
+    assert!(
+        b.data["status"].get("url").is_none(),
+        "not served, no URL: {}",
+        b.data["status"]
+    );
+    assert!(b_routes.get_opt("b").await?.is_none(), "b has no HTTPRoute");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), team_b.name());
+    assert!(deployments.get_opt("b").await?.is_some(), "b still runs");
+    let warned = wait_for(
+        "b's HostnameConflict Warning Event",
+        Duration::from_secs(15),
+        || async {
+            let events = Api::<Event>::namespaced(client.clone(), team_b.name())
+                .list(&ListParams::default())
+                .await?;
+            Ok(events.items.into_iter().find(|e| {
+                e.reason.as_deref() == Some("HostnameConflict")
+                    && e.type_.as_deref() == Some("Warning")
+            }))
+        },
+    )
+    .await?;
+    assert!(warned.note.unwrap_or_default().contains(&holder));
+
+    // `a` is unaffected: its route is the one it had, and its RouteReady is the Gateway's answer (no Gateway
+    // controller runs here, so NotAccepted), never a conflict.
+    let a = a_isvcs.get("a").await?;
+    assert_eq!(
+        condition(&a, "RouteReady"),
+        Some(("False".into(), "NotAccepted".into()))
+    );
+    assert_eq!(
+        a_routes.get("a").await?.metadata.resource_version,
+        a_route.metadata.resource_version,
+        "a's HTTPRoute was not touched"
+    );
+
+    // Deleting `a` makes `b` routable: the deletion triggers `b`'s reconcile.
+    let deleted = Instant::now();
+    a_isvcs.delete("a", &DeleteParams::default()).await?;
+    wait_for("b's HTTPRoute", Duration::from_secs(30), || async {
+        Ok(b_routes.get_opt("b").await?)
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    let routed_after = deleted.elapsed();
+    let b = wait_condition(
+        &b_isvcs,
+        "b",
+        "RouteReady",
+        "False",
+        Some("NotAccepted"),
+        Duration::from_secs(15),
+    )
+    .await?;
+    assert_eq!(b.data["status"]["url"], "http://chat.example.test/");
+    println!(
+        "hostname conflict: b routable {:.2} s after a was deleted",
+        routed_after.as_secs_f64()
+    );
+    Ok(())
+}
+
+fn route_message(object: &kube::api::DynamicObject) -> String {
+    object.data["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "RouteReady")
+        .and_then(|c| c["message"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}

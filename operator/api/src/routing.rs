@@ -1,0 +1,192 @@
+//! Who may serve a hostname and path on a Gateway (issue 18, case "hostname conflict across namespaces").
+//!
+//! Two InferenceServices whose routes attach to the same Gateway listener with the same hostname and the same path
+//! prefix would both get an HTTPRoute, and the Gateway would silently send the traffic to one of them. Instead,
+//! exactly one service holds each such claim and the others get no HTTPRoute and `RouteReady=False,
+//! HostnameConflict` naming the holder.
+//!
+//! The holder is chosen by the Gateway API's own route precedence rule for identical matches (HTTPRoute
+//! specification, `HTTPRouteRule` "Proxy or Load Balancer routing configuration ... MUST give precedence to ... the
+//! oldest Route based on creation timestamp", then "the Route appearing first in alphabetical order by
+//! {namespace}/{name}"), applied to the InferenceServices: the oldest service wins, ties (creation timestamps have
+//! one-second resolution) go to the alphabetically first `namespace/name`. The rule is a function of the objects
+//! alone, so every reconcile, in any order and after any restart, reaches the same answer.
+//!
+//! What counts as the same claim (Gateway API matching semantics):
+//! - the same Gateway (`namespace/name`); listeners (`sectionName`) overlap unless both name different ones;
+//! - hostnames: equal strings (a wildcard `*.example.test` and `chat.example.test` do not conflict: the Gateway
+//!   prefers the most specific hostname); two routes without hostnames both match every hostname of the listener;
+//! - path prefixes: equal after dropping a trailing `/` (`PathPrefix` matching ignores it), so `/v1` and `/v1/`
+//!   are one claim and `/` and `/v1` are not (the longest prefix wins at the Gateway).
+//!
+//! Pure: the operator passes the services it has cached.
+
+use std::fmt;
+
+use crate::InferenceService;
+use crate::render::{RenderConfig, parent_ref};
+
+/// One hostname and path prefix a service's route would serve on a Gateway listener.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteClaim {
+    /// `(namespace, name)` of the Gateway.
+    pub gateway: (String, String),
+    /// The listener (`gateway.parentRef.sectionName`); `None` attaches to every listener.
+    pub section: Option<String>,
+    /// The hostname; `None` when the route lists none (it then matches every hostname of the listener).
+    pub hostname: Option<String>,
+    /// The path prefix, normalised (no trailing `/` except for `/` itself).
+    pub path: String,
+}
+
+impl RouteClaim {
+    /// Whether a Gateway would see `self` and `other` as the same match (module docs).
+    pub fn overlaps(&self, other: &RouteClaim) -> bool {
+        let sections = match (&self.section, &other.section) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        self.gateway == other.gateway
+            && sections
+            && self.hostname == other.hostname
+            && self.path == other.path
+    }
+}
+
+impl fmt::Display for RouteClaim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let host = self.hostname.as_deref().unwrap_or("every hostname");
+        let (namespace, name) = &self.gateway;
+        write!(f, "{host} path {} on Gateway {namespace}/{name}", self.path)
+    }
+}
+
+/// The claims of `isvc`'s route: one per hostname (or one without a hostname), all with its path prefix. Empty
+/// without `gateway`, or when the route has no parent (no `parentRef` and no `--default-gateway`).
+pub fn claims(isvc: &InferenceService, config: &RenderConfig) -> Vec<RouteClaim> {
+    let Some(gateway) = isvc.spec.gateway.as_ref() else {
+        return Vec::new();
+    };
+    let Ok(parent) = parent_ref(isvc, gateway, config) else {
+        return Vec::new();
+    };
+    let path = normalise_path(gateway.path_prefix.as_deref().unwrap_or("/"));
+    let claim = |hostname: Option<String>| RouteClaim {
+        gateway: (parent.namespace.clone(), parent.name.clone()),
+        section: parent.section_name.clone(),
+        hostname,
+        path: path.clone(),
+    };
+    match gateway.hostnames.as_deref() {
+        None | Some([]) => vec![claim(None)],
+        Some(hostnames) => hostnames.iter().cloned().map(Some).map(claim).collect(),
+    }
+}
+
+fn normalise_path(prefix: &str) -> String {
+    match prefix.trim_end_matches('/') {
+        "" => "/".to_owned(),
+        trimmed => trimmed.to_owned(),
+    }
+}
+
+/// A claim held by another InferenceService.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    /// `namespace/name` of the service that holds the claim.
+    pub holder: String,
+    /// The claim both would serve.
+    pub claim: RouteClaim,
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} is already served by InferenceService {} (created earlier): no HTTPRoute is created; use another \
+             hostname or gateway.pathPrefix, or delete {}",
+            self.claim, self.holder, self.holder
+        )
+    }
+}
+
+/// Precedence key: older first, then alphabetical `namespace/name` (module docs).
+fn precedence(isvc: &InferenceService) -> (Option<i64>, String, String) {
+    let meta = &isvc.metadata;
+    (
+        meta.creation_timestamp.as_ref().map(|t| t.0.as_second()),
+        meta.namespace.clone().unwrap_or_default(),
+        meta.name.clone().unwrap_or_default(),
+    )
+}
+
+/// Whether `a` takes precedence over `b` for a shared claim.
+fn outranks(a: &InferenceService, b: &InferenceService) -> bool {
+    // A creation timestamp is set on every stored object; one without (not yet created) ranks last.
+    let (a_time, a_ns, a_name) = precedence(a);
+    let (b_time, b_ns, b_name) = precedence(b);
+    let time = |t: Option<i64>| t.unwrap_or(i64::MAX);
+    (time(a_time), a_ns, a_name) < (time(b_time), b_ns, b_name)
+}
+
+fn same_object(a: &InferenceService, b: &InferenceService) -> bool {
+    match (&a.metadata.uid, &b.metadata.uid) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.metadata.namespace == b.metadata.namespace && a.metadata.name == b.metadata.name,
+    }
+}
+
+/// The first of `own`'s claims that a service in `others` holds (it outranks `own` and claims the same), or `None`
+/// when `own` may serve all its claims. `others` may contain `own` itself (skipped).
+pub fn conflict<'a>(
+    own: &InferenceService,
+    others: impl IntoIterator<Item = &'a InferenceService>,
+    config: &RenderConfig,
+) -> Option<Conflict> {
+    let mine = claims(own, config);
+    if mine.is_empty() {
+        return None;
+    }
+    others
+        .into_iter()
+        .filter(|other| !same_object(own, other) && outranks(other, own))
+        .filter_map(|other| {
+            let theirs = claims(other, config);
+            let shared = mine.iter().find(|c| theirs.iter().any(|t| t.overlaps(c)))?;
+            Some((precedence(other), other, shared.clone()))
+        })
+        .min_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, holder, claim)| Conflict {
+            holder: format!(
+                "{}/{}",
+                holder.metadata.namespace.as_deref().unwrap_or_default(),
+                holder.metadata.name.as_deref().unwrap_or_default()
+            ),
+            claim,
+        })
+}
+
+/// The services in `others` that share one of `changed`'s claims: after `changed` is created, updated or deleted,
+/// these are reconciled again (they may have lost, or regained, their route). A service whose claims `changed` has
+/// just dropped is not found here (its new claims no longer overlap): a service in conflict is retried on its own.
+pub fn contenders<'a>(
+    changed: &InferenceService,
+    others: impl IntoIterator<Item = &'a InferenceService>,
+    config: &RenderConfig,
+) -> Vec<&'a InferenceService> {
+    let mine = claims(changed, config);
+    if mine.is_empty() {
+        return Vec::new();
+    }
+    others
+        .into_iter()
+        .filter(|other| !same_object(changed, other))
+        .filter(|other| {
+            let theirs = claims(other, config);
+            theirs.iter().any(|t| mine.iter().any(|m| m.overlaps(t)))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
