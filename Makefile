@@ -79,9 +79,10 @@ docs-bootstrap: ## Python venv with the pinned Sphinx toolchain (docs/requiremen
 docs-build: ## The documentation site into docs/_build/html (warnings are errors) and its internal link check
 	@docs/scripts/docs.sh build
 
-docs-generate: ## Rewrite the generated reference pages (CRDs, Terraform resources, CLI) from the code
+docs-generate: ## Rewrite the generated reference pages (CRDs, Terraform resources, CLI, the invalid-input table) from the code
 	UPDATE_DOCS=1 cargo test -p model-fleet-api --test reference_docs
 	UPDATE_DOCS=1 cargo test -p terraform-provider-modelfleet --lib registry_docs
+	UPDATE_DOCS=1 cargo test -p terraform-provider-modelfleet --test invalid_corpus
 	UPDATE_DOCS=1 cargo test -p model-fleet-operator --bin model-fleet-operator cli_reference
 
 bench: ## Benchmarks of issue 17 (long: about an hour): provider vs terraform_data and kubernetes_manifest, operator vs a plain client; ratios and targets (docs/PERFORMANCE.md)

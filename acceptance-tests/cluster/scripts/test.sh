@@ -8,8 +8,8 @@ source "$(dirname "$0")/lib.sh"
 instance=${1:-test}
 cd "$REPO_ROOT"
 # The provider's end-to-end test binaries, the ones that drive the Terraform CLI: every
-# acceptance-tests/tests/provider_*.rs and provider/tests/terraform_cli.rs.
-provider_e2e=(--test terraform_cli)
+# acceptance-tests/tests/provider_*.rs, provider/tests/terraform_cli.rs and provider/tests/invalid_configs.rs.
+provider_e2e=(--test terraform_cli --test invalid_configs)
 for f in acceptance-tests/tests/provider_*.rs; do provider_e2e+=(--test "$(basename "$f" .rs)"); done
 # Checked before anything runs: a missing OpenTofu is a setup error, not a late surprise.
 MODEL_FLEET_TF_CLI=tofu "$CLUSTER_DIR/scripts/tf-bin.sh" >/dev/null ||

@@ -2,9 +2,11 @@
 //! structural schema (types, required, enums, ranges, lengths, patterns, unknown fields) and
 //! reports errors in the API server's words and field paths, e.g.
 //! `spec.replicas.min: Invalid value: -1: spec.replicas.min in body should be greater than or equal to 0`.
-//! The CRDs' CEL rules (`x-kubernetes-validations`) are not evaluated here (that needs a CEL
-//! runtime: the operator's `render -f` adds it); this walker is pure and cheap, so the provider can
-//! use it at plan time. The API server stays the authority.
+//! The CRDs' CEL rules (`x-kubernetes-validations`) are evaluated by [`cel`] (a CEL runtime, `kube-cel`), after
+//! this walk passes; both are pure, so the operator's `render -f` and the provider's `terraform validate` / `plan`
+//! use them. The API server stays the authority.
+
+pub mod cel;
 
 use std::fmt;
 use std::sync::OnceLock;

@@ -1,9 +1,7 @@
 //! `render -f`: multi-document YAML of Model Fleet manifests in, the children of every manifest
 //! out (YAML), no cluster. Pure: text in, text out. Datasets in the same text resolve TrainingRun
 //! references. Invalid manifests are reported with API-server-style field paths (the schema walk
-//! of [`model_fleet_api::validate`], then the CEL rules of [`cel`]).
-
-pub mod cel;
+//! of [`model_fleet_api::validate`], then the CEL rules of [`model_fleet_api::validate::cel`]).
 
 use serde::Deserialize;
 
@@ -152,7 +150,7 @@ impl Manifests {
         {
             meta.insert("namespace".into(), namespace.into());
         }
-        let field_errors = cel::validate_manifest(&value);
+        let field_errors = model_fleet_api::validate::cel::validate_manifest(&value);
         if !field_errors.is_empty() {
             let list: Vec<String> = field_errors.iter().map(|e| format!("  * {e}")).collect();
             return Err(format!(

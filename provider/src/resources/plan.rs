@@ -8,7 +8,9 @@
 //! 3. [`use_state_for_unknown`]: the kind's run-time facts keep their prior value while the spec is unchanged
 //!    (quantities compared by amount), and are unknown otherwise: refreshes never cause a perpetual diff;
 //! 4. [`requires_replace`]: `name`, `namespace` and immutable spec fields that changed, where a quantity rewritten
-//!    with the same amount (`0.5` -> `500m`) is not a change.
+//!    with the same amount (`0.5` -> `500m`) is not a change;
+//! 5. [`transition_rules`]: an in-place update the CRD's transition rules (CEL with `oldSelf`, e.g. "`cancel` cannot
+//!    be undone") would refuse fails the plan on its attribute, not the apply.
 
 use std::collections::BTreeMap;
 
@@ -62,11 +64,56 @@ pub fn plan<K: Kind>(
     let planned = use_state_for_unknown::<K>(definition.spec_schema, prior, planned);
     let state = Value::Object(planned);
     let requires_replace = requires_replace(definition, prior, &state);
+    if requires_replace.is_empty() && !spec_unchanged(definition.spec_schema, prior, &state) {
+        let refused = transition_rules::<K>(definition.fields, prior, &state);
+        if refused.has_errors() {
+            return Err(refused);
+        }
+    }
     Ok(Planned {
         state,
         requires_replace,
         warnings: K::warnings(&known_attributes(definition.fields, config)),
     })
+}
+
+/// Step 5: the CRD's CEL rules evaluated on the update from `prior` to `planned` as the API server would
+/// ([`model_fleet_api::validate::cel::validate_cel`] with `oldSelf`), for an in-place update whose old and new specs
+/// are wholly known and differ (a replacement is a create, where transition rules do not apply; a quantity written
+/// anew with the same amount is never sent; unknown values are not judged).
+/// Each refusal is an error on its attribute that says how to get the change.
+fn transition_rules<K: Kind>(fields: &[Field], prior: &Value, planned: &Value) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    if prior.is_null() {
+        return diags;
+    }
+    let (Ok((old, old_unknown)), Ok((new, new_unknown))) = (
+        fields::to_known_json(fields, prior),
+        fields::to_known_json(fields, planned),
+    ) else {
+        return diags;
+    };
+    if !old_unknown.is_empty() || !new_unknown.is_empty() {
+        return diags;
+    }
+    let kind = <K::Object as kube::Resource>::kind(&());
+    let manifest = |spec| serde_json::json!({"kind": kind, "spec": Json::Object(spec)});
+    let errors = model_fleet_api::validate::cel::validate_cel(&manifest(new), Some(&manifest(old)));
+    for error in errors {
+        let path = fields::attr_path_for(fields, &error.path);
+        let attribute = path
+            .as_ref()
+            .map_or_else(|| error.path.clone(), ToString::to_string);
+        diags.push_error(
+            path,
+            format!("Update of {attribute} refused"),
+            format!(
+                "{error} (the API server would refuse this update of the {kind}: keep the value, or replace the \
+                 resource with `terraform apply -replace=...`)"
+            ),
+        );
+    }
+    diags
 }
 
 /// The spec attributes of `config` whose values are wholly known, as JSON (JSON names): each top-level attribute

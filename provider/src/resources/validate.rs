@@ -38,7 +38,7 @@ pub fn config<K: Kind>(fields: &[Field], spec_schema: &Json, config: &Value) -> 
         );
     }
     diags.extend(timeouts::validate(config));
-    diags.extend(against_schema(fields, spec_schema, config));
+    diags.extend(against_schema(&kind, fields, spec_schema, config));
     for field in fields {
         if let (fields::FieldKind::Json, Some(Value::String(text))) =
             (&field.kind, config.get(&field.tf_name))
@@ -63,11 +63,19 @@ pub fn config<K: Kind>(fields: &[Field], spec_schema: &Json, config: &Value) -> 
     diags
 }
 
-/// The CRD's structural schema (types, ranges, enums, lengths, patterns, quantities: the API server's own checks,
-/// DESIGN.md section 3) on the known part of the configuration, so a value the API server would refuse fails
-/// `terraform validate` and `plan`, on its attribute, not the apply. Unknown values are not judged, nor required
-/// attributes (Terraform's schema enforces those, and one may be unknown here).
-pub fn against_schema(fields: &[Field], spec_schema: &Json, config: &Value) -> Diagnostics {
+/// The CRD's own checks on the known part of the configuration, so a value the API server would refuse fails
+/// `terraform validate` and `plan`, on its attribute, not the apply: the structural schema (types, ranges, enums,
+/// lengths, patterns, quantities: DESIGN.md section 3), then, when that passes and every value is known, the CEL rules
+/// (`x-kubernetes-validations`: cross-field rules such as `replicas.min <= replicas.max`), evaluated as the API server
+/// would ([`model_fleet_api::validate::cel`]). Unknown values are not judged, nor required attributes (Terraform's
+/// schema enforces those, and one may be unknown here); a CEL rule may read any field, so none runs while a value is
+/// unknown.
+pub fn against_schema(
+    kind: &str,
+    fields: &[Field],
+    spec_schema: &Json,
+    config: &Value,
+) -> Diagnostics {
     let mut diags = Diagnostics::new();
     let Ok((spec, unknown)) = fields::to_known_json(fields, config) else {
         // What does not convert (invalid JSON text) is reported by `config` itself.
@@ -78,12 +86,16 @@ pub fn against_schema(fields: &[Field], spec_schema: &Json, config: &Value) -> D
             .iter()
             .any(|u| u.0.starts_with(&path.0) || path.0.starts_with(&u.0))
     };
-    let errors =
-        model_fleet_api::validate::validate_value(spec_schema, &Json::Object(spec), "spec");
-    for error in errors
-        .iter()
+    let spec = Json::Object(spec);
+    let mut errors: Vec<_> = model_fleet_api::validate::validate_value(spec_schema, &spec, "spec")
+        .into_iter()
         .filter(|e| !e.message.starts_with("Required value"))
-    {
+        .collect();
+    if errors.is_empty() && unknown.is_empty() {
+        let manifest = serde_json::json!({"kind": kind, "spec": spec});
+        errors = model_fleet_api::validate::cel::validate_cel(&manifest, None);
+    }
+    for error in &errors {
         let path = fields::attr_path_for(fields, &error.path);
         if path.as_ref().is_some_and(related) {
             continue;

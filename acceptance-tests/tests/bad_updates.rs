@@ -1,0 +1,110 @@
+//! Issue 18, bad input: an update that would be invalid leaves what runs untouched. A running InferenceService gets
+//! (a) an update the API server refuses (a CEL rule: `replicas.min` above `replicas.max`): 422 naming the field, the
+//!     object keeps its generation;
+//! (b) an update the API server accepts but the operator cannot render (a fit no capacity class holds): `Ready=False`
+//!     and `Degraded=True, FitTooLarge` naming the fit, while nothing is applied or pruned.
+//! In both, the Deployment, Service and HTTPRoute keep their resourceVersion: not one write reached them.
+
+use std::time::Duration;
+
+use acceptance_tests::Cluster;
+use acceptance_tests::inference::{
+    api, apply, condition, create_gateway, echo_spec, isvc_resource, operator, route_resource,
+    wait_condition,
+};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Service;
+use kube::Api;
+use serde_json::json;
+
+/// The resourceVersions of the service's Deployment, Service and HTTPRoute.
+async fn children_versions(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+) -> anyhow::Result<Vec<String>> {
+    let deployment = Api::<Deployment>::namespaced(client.clone(), ns)
+        .get(name)
+        .await?;
+    let service = Api::<Service>::namespaced(client.clone(), ns)
+        .get(name)
+        .await?;
+    let route = api(client, ns, &route_resource()).get(name).await?;
+    Ok([deployment.metadata, service.metadata, route.metadata]
+        .into_iter()
+        .map(|m| m.resource_version.unwrap_or_default())
+        .collect())
+}
+
+#[tokio::test]
+async fn invalid_updates_leave_the_running_children_untouched() -> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    cluster.install_model_fleet_crds()?;
+    let ns = cluster.namespace("bad-update").await?;
+    let client = cluster.client().await?;
+    create_gateway(&client, ns.name()).await?;
+    let operator = operator(&cluster, ns.name(), &[])?;
+    let isvcs = api(&client, ns.name(), &isvc_resource());
+    apply(&isvcs, "echo", echo_spec()).await?;
+    wait_condition(
+        &isvcs,
+        "echo",
+        "Ready",
+        "True",
+        None,
+        Duration::from_secs(60),
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    let before = children_versions(&client, ns.name(), "echo").await?;
+    let generation = isvcs.get("echo").await?.metadata.generation;
+
+    // (a) Refused by the API server, on the field.
+    let mut refused = echo_spec();
+    refused["replicas"] = json!({"min": 3, "max": 2});
+    let error = apply(&isvcs, "echo", refused)
+        .await
+        .expect_err("min > max is refused");
+    let message = format!("{error:#}");
+    assert!(
+        message.contains("spec.replicas.min") && message.contains("must not exceed replicas.max"),
+        "{message}"
+    );
+    assert_eq!(isvcs.get("echo").await?.metadata.generation, generation);
+
+    // (b) Accepted by the API server, refused by render: the status says why, the children stay as they were.
+    let mut too_large = echo_spec();
+    too_large["gpu"] = json!({"count": 1, "fit": {"modules": [{"name": "weights", "weightsGiB": 900, "placement": "replicated"}]}});
+    apply(&isvcs, "echo", too_large).await?;
+    let object = wait_condition(
+        &isvcs,
+        "echo",
+        "Ready",
+        "False",
+        Some("ReconcileError"),
+        Duration::from_secs(30),
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    assert_eq!(
+        condition(&object, "Degraded"),
+        Some(("True".into(), "FitTooLarge".into()))
+    );
+    // Several resyncs (every 2 s) later, still not one write to a child.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(children_versions(&client, ns.name(), "echo").await?, before);
+
+    // Back to a valid spec: served as before, with no change to the children either.
+    apply(&isvcs, "echo", echo_spec()).await?;
+    wait_condition(
+        &isvcs,
+        "echo",
+        "Ready",
+        "True",
+        None,
+        Duration::from_secs(60),
+    )
+    .await?;
+    assert_eq!(children_versions(&client, ns.name(), "echo").await?, before);
+    Ok(())
+}

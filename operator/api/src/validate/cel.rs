@@ -1,0 +1,59 @@
+//! The CRDs' CEL rules (`x-kubernetes-validations`) evaluated client-side with `kube-cel`, as the
+//! API server would, after the structural checks of [`crate::validate`]. Used by the operator's `render -f` and by
+//! the provider's `terraform validate` / `plan`; the API server stays the authority.
+
+use super::{FieldError, schemas, validate_schema};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// Validates a whole manifest as the API server does on create: first the schema
+/// ([`validate_schema`]), then, when that passes, the CEL rules ([`validate_cel`]). An empty
+/// result means valid.
+pub fn validate_manifest(manifest: &Value) -> Vec<FieldError> {
+    let errs = validate_schema(manifest);
+    if !errs.is_empty() {
+        return errs;
+    }
+    validate_cel(manifest, None)
+}
+
+/// Evaluates the CRD's CEL rules on `manifest`; with `old`, transition rules (`oldSelf`) too, as
+/// on an update. Messages read like the API server's (`spec.replicas.min: Invalid value: ...`).
+/// The schema's defaults are applied first, as the API server does. Each kind's rules are compiled
+/// once per process (about 1 ms); an evaluation then costs tens of microseconds, which matters to the
+/// provider: Terraform validates and plans every resource of a configuration in each `plan`.
+pub fn validate_cel(manifest: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let kind = manifest
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let Some(compiled) = compiled(kind) else {
+        return Vec::new();
+    };
+    let result = VALIDATOR.with(|validator| validator.validate_compiled(compiled, manifest, old));
+    match result {
+        Ok(()) => Vec::new(),
+        Err(errs) => errs
+            .iter()
+            .map(|e| FieldError {
+                path: e.field_path.trim_start_matches('.').to_string(),
+                message: format!("Invalid value: {}", e.message),
+            })
+            .collect(),
+    }
+}
+
+thread_local! {
+    /// The CEL environment with the Kubernetes function libraries (not shareable across threads).
+    static VALIDATOR: kube_cel::Validator = kube_cel::Validator::new();
+}
+
+/// The compiled rules of `kind`'s schema ([`super::schema_of`]), each kind compiled at its first use.
+fn compiled(kind: &str) -> Option<&'static kube_cel::CompiledSchema> {
+    static COMPILED: OnceLock<Vec<OnceLock<kube_cel::CompiledSchema>>> = OnceLock::new();
+    let all = schemas();
+    let index = all.iter().position(|(k, _)| k == kind)?;
+    let slots = COMPILED.get_or_init(|| all.iter().map(|_| OnceLock::new()).collect());
+    Some(slots[index].get_or_init(|| kube_cel::compile_schema(&all[index].1)))
+}
