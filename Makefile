@@ -11,7 +11,7 @@ export CARGO_TARGET_DIR ?= $(MODEL_FLEET_CACHE)/target
 INSTANCE ?= dev
 TEST_INSTANCE ?= test
 
-.PHONY: help demo demo-down bootstrap cluster-up cluster-down cluster-status test test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate bench bench-provider bench-operator
+.PHONY: help demo demo-down bootstrap cluster-up cluster-down cluster-status test examples-check test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate bench bench-provider bench-operator
 INFRA := acceptance-tests/infra/scripts
 
 help: ## List the targets
@@ -37,6 +37,9 @@ cluster-status: ## Show the components of control plane INSTANCE (cluster.sh sta
 
 test: ## Unit and control-plane tests (starts and stops its own instance, never the demo's)
 	@$(CLUSTER)/test.sh $(TEST_INSTANCE)
+
+examples-check: ## Every example renders (render -f); the catalog's manifests reach their state and its Terraform examples plan clean, on a private instance
+	@$(CLUSTER)/examples-check.sh
 
 test-unit: ## Unit tests only (no control plane)
 	cargo test --workspace --lib --bins

@@ -103,19 +103,74 @@ fn golden_datasets_render_no_children() {
     }
 }
 
-/// Every file under examples/*.yaml renders (a new example without a golden still gets checked).
+/// Every manifest under examples/ (subfolders included, but not the Slack app's files) renders on its own (a new example without a golden still
+/// gets checked); a TrainingRun's Datasets come from the same folder, as a user would pass them with a second -f.
 #[test]
 fn every_example_renders() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let mut all = String::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "yaml") {
-            all.push_str(&std::fs::read_to_string(&path).unwrap());
-            all.push_str("\n---\n");
+    fn yaml_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            // examples/slack holds a Slack app manifest and Helm values, not Kubernetes manifests.
+            if path.is_dir() && !path.ends_with("slack") {
+                yaml_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "yaml") {
+                out.push(path);
+            }
         }
     }
-    render_manifests(&all, "default", &config()).unwrap();
+    let mut files = Vec::new();
+    yaml_files(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples"),
+        &mut files,
+    );
+    let datasets: String = files
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .filter(|text| text.contains("kind: Dataset"))
+        .collect::<Vec<_>>()
+        .join("\n---\n");
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Datasets of the other files, minus this file's own (duplicates are fine for render).
+        let input = format!("{text}\n---\n{datasets}");
+        render_manifests(&input, "default", &config())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}
+
+#[test]
+fn objects_of_other_api_groups_are_listed_not_rendered() {
+    let out =
+        render_manifests(&example("huggingface/pvc-cache.yaml"), "default", &config()).unwrap();
+    assert!(
+        out.starts_with(
+            "# document 1: PersistentVolumeClaim \"hf-cache\" is not a Model Fleet object"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("# document 2: Job \"hf-cache-fill-qwen-7b\""),
+        "{out}"
+    );
+    assert!(out.contains("kind: Deployment"), "{out}");
+}
+
+#[test]
+fn strip_path_prefix_renders_a_url_rewrite_filter() {
+    let routing = render_manifests(&example("qwen/routing.yaml"), "default", &config()).unwrap();
+    assert_eq!(
+        routing.matches("type: ReplacePrefixMatch").count(),
+        2,
+        "{routing}"
+    );
+    assert_eq!(
+        routing.matches("replacePrefixMatch: /").count(),
+        2,
+        "{routing}"
+    );
+    // Without the flag, or with the prefix `/`, no filter.
+    let kind = render_manifests(&example("inference-kind.yaml"), "default", &config()).unwrap();
+    assert!(!kind.contains("URLRewrite"), "{kind}");
 }
 
 fn isvc(yaml: &str) -> InferenceService {

@@ -16,17 +16,27 @@ struct Manifests {
     isvcs: Vec<InferenceService>,
     runs: Vec<TrainingRun>,
     datasets: Vec<Dataset>,
+    /// `(document, kind, name)` of the objects of other API groups (a claim, a Secret, a Job the same file
+    /// holds for `kubectl apply`): not rendered, listed as comments.
+    others: Vec<(usize, String, String)>,
 }
 
 /// Renders every manifest in `text` to multi-document YAML (`---` before each child). Manifests
-/// without `metadata.namespace` get `namespace`. Errors name the document, the object and the field.
+/// without `metadata.namespace` get `namespace`. Objects of other API groups (a PersistentVolumeClaim or a Job kept
+/// in the same file) are listed as comments, not rendered. Errors name the document, the object and the field.
 pub fn render_manifests(
     text: &str,
     namespace: &str,
     config: &RenderConfig,
 ) -> Result<String, String> {
     let manifests = parse(text, namespace)?;
-    let mut out = String::new();
+    let mut out: String = manifests
+        .others
+        .iter()
+        .map(|(n, kind, name)| {
+            format!("# document {n}: {kind} {name:?} is not a Model Fleet object: not rendered (kubectl applies it as is)\n")
+        })
+        .collect();
     for isvc in &manifests.isvcs {
         let rendered = render_inference(isvc, config);
         let children = rendered.children.map_err(|e| {
@@ -145,6 +155,11 @@ impl Manifests {
         };
         let kind = text(&value, "/kind", "");
         let name = text(&value, "/metadata/name", "<unnamed>");
+        let api_version = text(&value, "/apiVersion", "");
+        if !api_version.is_empty() && !api_version.starts_with("modelfleet.io/") {
+            self.others.push((n, kind, name));
+            return Ok(());
+        }
         if value.pointer("/metadata/namespace").is_none()
             && let Some(meta) = value.get_mut("metadata").and_then(|m| m.as_object_mut())
         {

@@ -53,8 +53,40 @@ pub struct HttpBackendRef {
 pub struct HttpRouteRule {
     /// Matches.
     pub matches: Vec<HttpRouteMatch>,
+    /// Filters applied before the request is forwarded (only `URLRewrite` is rendered).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<HttpRouteFilter>,
     /// Backends.
     pub backend_refs: Vec<HttpBackendRef>,
+}
+
+/// A route filter (Gateway API `HTTPRouteFilter`); only `type: URLRewrite` is rendered.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpRouteFilter {
+    /// `URLRewrite`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// The rewrite.
+    pub url_rewrite: HttpUrlRewrite,
+}
+
+/// `HTTPURLRewriteFilter`: here only its path.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct HttpUrlRewrite {
+    /// The path rewrite.
+    pub path: HttpPathModifier,
+}
+
+/// `HTTPPathModifier` of type `ReplacePrefixMatch`: the matched prefix is replaced by `replacePrefixMatch`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpPathModifier {
+    /// `ReplacePrefixMatch`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// What the matched prefix becomes, e.g. `/`.
+    pub replace_prefix_match: String,
 }
 
 /// Route status as the Gateway controller writes it (kept as JSON: only read for `RouteReady`).

@@ -2,8 +2,8 @@
 //! the Gateway's admin): the hostnames and one path-prefix rule to the Service.
 
 use super::gateway::{
-    HTTPRoute, HttpBackendRef, HttpPathMatch, HttpRouteMatch, HttpRouteParentRef, HttpRouteRule,
-    HttpRouteSpec,
+    HTTPRoute, HttpBackendRef, HttpPathMatch, HttpPathModifier, HttpRouteFilter, HttpRouteMatch,
+    HttpRouteParentRef, HttpRouteRule, HttpRouteSpec, HttpUrlRewrite,
 };
 use super::inference::Workload;
 use super::meta::child_meta;
@@ -18,6 +18,21 @@ pub(crate) fn http_route(
 ) -> HTTPRoute {
     let gateway = isvc.spec.gateway.clone().unwrap_or_default();
     let prefix = gateway.path_prefix.unwrap_or_else(|| "/".to_string());
+    // Stripping `/` would change nothing: no filter then.
+    let strip = gateway.strip_path_prefix == Some(true) && prefix != "/";
+    let filters = if strip {
+        vec![HttpRouteFilter {
+            type_: "URLRewrite".to_string(),
+            url_rewrite: HttpUrlRewrite {
+                path: HttpPathModifier {
+                    type_: "ReplacePrefixMatch".to_string(),
+                    replace_prefix_match: "/".to_string(),
+                },
+            },
+        }]
+    } else {
+        Vec::new()
+    };
     HTTPRoute {
         metadata: child_meta(
             &workload.owner,
@@ -34,6 +49,7 @@ pub(crate) fn http_route(
                         value: prefix,
                     },
                 }],
+                filters,
                 backend_refs: vec![HttpBackendRef {
                     name: workload.service_name.clone(),
                     port: SERVICE_PORT,

@@ -214,6 +214,12 @@ pub struct Gateway {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 1024), regex(pattern = r"^/"))]
     pub path_prefix: Option<String>,
+    /// Whether the Gateway strips `pathPrefix` before the request reaches the model (`/qwen-7b/v1/models` arrives as
+    /// `/v1/models`): several models behind one hostname, each under its own prefix, while every server keeps
+    /// serving the OpenAI paths at its root. Rendered as the HTTPRoute filter `URLRewrite` with
+    /// `ReplacePrefixMatch: /` (Gateway API `HTTPURLRewriteFilter`). Absent means false.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strip_path_prefix: Option<bool>,
     /// The Gateway; absent means the operator's `--default-gateway`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_ref: Option<ParentRef>,
