@@ -11,7 +11,7 @@ export CARGO_TARGET_DIR ?= $(MODEL_FLEET_CACHE)/target
 INSTANCE ?= dev
 TEST_INSTANCE ?= test
 
-.PHONY: help demo demo-down bootstrap cluster-up cluster-down cluster-status test examples-check test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate bench bench-provider bench-operator
+.PHONY: help demo demo-down bootstrap cluster-up cluster-down cluster-status test examples-check test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate bench bench-smoke bench-provider bench-operator
 INFRA := acceptance-tests/infra/scripts
 
 help: ## List the targets
@@ -90,6 +90,9 @@ docs-generate: ## Rewrite the generated reference pages (CRDs, Terraform resourc
 
 bench: ## Benchmarks of issue 17 (long: about an hour): provider vs terraform_data and kubernetes_manifest, operator vs a plain client; ratios and targets (docs/PERFORMANCE.md)
 	@acceptance-tests/bench/bench.sh all
+
+bench-smoke: ## The bounded bench CI runs: every step of make bench at N=10 (provider) and N=20 (operator); ratios printed, no timing asserted
+	@BENCH_PROVIDER_N=10 BENCH_OPERATOR_N=20 acceptance-tests/bench/bench.sh all
 
 bench-provider: ## Only the provider benchmark (BENCH_PROVIDER_N="100 500 1000")
 	@acceptance-tests/bench/bench.sh provider
