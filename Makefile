@@ -11,7 +11,7 @@ export CARGO_TARGET_DIR ?= $(MODEL_FLEET_CACHE)/target
 INSTANCE ?= dev
 TEST_INSTANCE ?= test
 
-.PHONY: help demo demo-down bootstrap cluster-up cluster-down cluster-status test examples-check test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate bench bench-smoke bench-provider bench-operator
+.PHONY: validation-bootstrap validation-check image-check help demo demo-down bootstrap cluster-up cluster-down cluster-status test examples-check test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate bench bench-smoke bench-provider bench-operator
 INFRA := acceptance-tests/infra/scripts
 
 help: ## List the targets
@@ -55,6 +55,16 @@ image: ## Operator OCI image(s), static binary, crane, no container engine (.loc
 
 image-push: ## Push the images of make image and their index: make image-push REGISTRY=ghcr.io/your-org
 	@images/operator.sh push "$(REGISTRY)"
+
+validation-bootstrap: ## llama-cpp-python's OpenAI server built from PyPI into a venv under $MODEL_FLEET_CACHE, for validation-check (idempotent; first run builds llama.cpp)
+	@examples/validation/scripts/bootstrap.sh >/dev/null
+
+validation-check: ## model-fleet-check unit tests, then its OpenAI check end to end: passes on llama-cpp-python's server (tiny random GGUF), fails on a schema-breaking proxy
+	cargo test -p model-fleet-check --lib
+	cargo test -p model-fleet-check --test openai_conformance -- --nocapture
+
+image-check: ## The validation check image (model-fleet-check, static, crane) into .local/images
+	@images/check.sh build
 
 lint: ## rustfmt check, clippy with warnings denied, code size limits (files <= 500 lines, functions <= 80)
 	cargo fmt --all -- --check

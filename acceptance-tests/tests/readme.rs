@@ -172,6 +172,13 @@ const PROVIDER_CLI_TEST: &str = "provider/tests/terraform_cli.rs";
 const INFRA_TEST: &str = "acceptance-tests/tests/infra.rs";
 
 const ELSEWHERE: &[Elsewhere] = &[
+    // docs/MODEL_VALIDATION.md (issue 21): the OpenAI check end to end against llama-cpp-python's server.
+    elsewhere(
+        "make validation-check",
+        Some("cargo test -p model-fleet-check --test openai_conformance"),
+        "validation/tests/openai_conformance.rs",
+        "fn protocol_checks_pass_on_llama_cpp_server_and_fail_on_a_broken_schema",
+    ),
     // The chart install of the README's real-cluster section: the install test runs helm upgrade --install with the
     // image of make image; every profile is rendered and applied (server-side dry-run) by chart.rs.
     elsewhere(
