@@ -475,8 +475,11 @@ async fn o01_long_names_get_valid_distinct_stable_child_names() -> anyhow::Resul
     let mut spec = echo_spec();
     spec["replicas"] = json!({"min": 1, "max": 2});
     spec["scaling"] = json!({"triggers": [{"type": "rabbitmq", "metadata": {"queueName": "q", "hostFromEnv": "AMQP"}}]});
-    for name in [&a, &b, &c] {
-        apply(&isvcs, name, spec.clone()).await?;
+    // One hostname each: services sharing a hostname and path conflict (only the oldest gets an HTTPRoute).
+    for (i, name) in [&a, &b, &c].into_iter().enumerate() {
+        let mut spec = spec.clone();
+        spec["gateway"]["hostnames"] = json!([format!("o01-{i}.localhost")]);
+        apply(&isvcs, name, spec).await?;
     }
 
     let mut before = Vec::new();
