@@ -47,11 +47,28 @@ impl Cluster {
 
     fn start() -> anyhow::Result<Cluster> {
         let instance = std::env::var(INSTANCE_ENV).unwrap_or_else(|_| "test".to_owned());
-        let out = Command::new("bash")
+        Self::launch(&instance, &[], true)
+    }
+
+    /// Starts (or reuses) the instance `instance` with `cluster.sh up INSTANCE ARGS`, without a real node
+    /// (`MODEL_FLEET_REAL_NODE=0`: simulated nodes only), and connects to it: for tests that need a second cluster
+    /// (another cluster's identity, one without the upstream CRDs). The caller stops it with [`Cluster::down`].
+    ///
+    /// Errors: the start-up script's failure, with its output.
+    pub fn up(instance: &str, args: &[&str]) -> anyhow::Result<Cluster> {
+        Self::launch(instance, args, false)
+    }
+
+    fn launch(instance: &str, args: &[&str], real_node: bool) -> anyhow::Result<Cluster> {
+        let mut command = Command::new("bash");
+        command
             .arg(repo_root().join("acceptance-tests/cluster/scripts/cluster.sh"))
-            .args(["up", &instance])
-            .output()
-            .context("running cluster.sh up")?;
+            .args(["up", instance])
+            .args(args);
+        if !real_node {
+            command.env("MODEL_FLEET_REAL_NODE", "0");
+        }
+        let out = command.output().context("running cluster.sh up")?;
         if !out.status.success() {
             bail!(
                 "cluster.sh up {instance} failed:\n{}",
@@ -64,10 +81,42 @@ impl Cluster {
             .context("kubeconfig path has no parent")?
             .to_path_buf();
         Ok(Cluster {
-            instance,
+            instance: instance.to_owned(),
             dir,
             kubeconfig,
         })
+    }
+
+    /// Stops this instance and removes its data (`cluster.sh down`).
+    ///
+    /// Errors: the script's failure, with its output.
+    pub fn down(&self) -> anyhow::Result<()> {
+        let out = Command::new("bash")
+            .arg(repo_root().join("acceptance-tests/cluster/scripts/cluster.sh"))
+            .args(["down", &self.instance])
+            .output()
+            .context("running cluster.sh down")?;
+        if !out.status.success() {
+            bail!(
+                "cluster.sh down {} failed:\n{}",
+                self.instance,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(())
+    }
+
+    /// The UID of the instance's `kube-system` Namespace: the cluster identity the provider records.
+    ///
+    /// Errors: kubectl's failure.
+    pub fn identity(&self) -> anyhow::Result<String> {
+        self.kubectl_ok(&[
+            "get",
+            "namespace",
+            "kube-system",
+            "-o",
+            "jsonpath={.metadata.uid}",
+        ])
     }
 
     /// A new admin client (group `system:masters`) for the calling test's runtime.

@@ -19,6 +19,7 @@ pub mod rbac;
 pub mod real_node;
 pub mod slack;
 pub mod slack_bot;
+pub mod tcp_proxy;
 pub mod terraform;
 pub mod wait;
 

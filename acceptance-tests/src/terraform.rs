@@ -134,17 +134,23 @@ impl Terraform {
         self.dir.path()
     }
 
-    /// Runs `terraform ARGS` (with `-no-color` added by the caller where wanted) and returns the
-    /// raw output, whatever the exit code.
-    pub fn run(&self, args: &[&str]) -> anyhow::Result<Output> {
-        Command::new(&self.binary)
+    /// The command `terraform ARGS` in the working folder, not started: for tests that run it in the background
+    /// (to cut the API server or send Ctrl-C while it applies).
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.binary);
+        command
             .current_dir(self.dir.path())
             .args(args)
             .env("TF_CLI_CONFIG_FILE", &self.cli_config)
             .env("TF_IN_AUTOMATION", "1")
-            .env("CHECKPOINT_DISABLE", "1")
-            .output()
-            .context("running terraform")
+            .env("CHECKPOINT_DISABLE", "1");
+        command
+    }
+
+    /// Runs `terraform ARGS` (with `-no-color` added by the caller where wanted) and returns the
+    /// raw output, whatever the exit code.
+    pub fn run(&self, args: &[&str]) -> anyhow::Result<Output> {
+        self.command(args).output().context("running terraform")
     }
 
     /// Runs `terraform ARGS` whatever the exit code; returns whether it succeeded and its stdout then stderr as

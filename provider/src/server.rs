@@ -12,7 +12,9 @@ use tonic::{Request, Response, Status};
 use crate::config::{self, ProviderConfig};
 use crate::diag::Diagnostics;
 use crate::proto::tfplugin5 as pb;
-use crate::resources::{ProviderContext, Registry};
+use crate::resources::api_error::cluster_named;
+use crate::resources::attributes::ID;
+use crate::resources::{ProviderContext, Registry, cluster_identity};
 use crate::schema::provider_schema;
 use crate::value::{self, Type, Value};
 
@@ -20,6 +22,8 @@ use crate::value::{self, Type, Value};
 pub struct ProviderService {
     registry: Registry,
     context: RwLock<Option<Arc<ProviderContext>>>,
+    /// Becomes true on the Stop RPC; every context configured by this service watches it.
+    stop: tokio::sync::watch::Sender<bool>,
 }
 
 impl ProviderService {
@@ -28,6 +32,7 @@ impl ProviderService {
         ProviderService {
             registry,
             context: RwLock::new(None),
+            stop: tokio::sync::watch::channel(false).0,
         }
     }
 
@@ -189,7 +194,10 @@ impl pb::provider_server::Provider for ProviderService {
                         field_manager = %parsed.field_manager,
                         "provider configured"
                     );
-                    *self.context.write().await = Some(Arc::new(ProviderContext::new(parsed)));
+                    *self.context.write().await = Some(Arc::new(ProviderContext::with_stop(
+                        parsed,
+                        self.stop.subscribe(),
+                    )));
                 }
                 diags
             }
@@ -210,23 +218,40 @@ impl pb::provider_server::Provider for ProviderService {
             let ty = resource.schema().value_type();
             let state = decode(request.current_state.as_ref(), &ty, "current state")?;
             if state.is_null() {
-                return encode(&Value::Null, &ty);
+                return Ok((encode(&Value::Null, &ty)?, request.private.clone()));
             }
             let ctx = self.context().await?;
             let new_state = resource.read(&ctx, &state).await?;
-            encode(&new_state, &ty)
+            let current = ctx.cluster_uid().await;
+            if new_state.is_null() {
+                // Not found: really gone, or the provider now talks to another cluster (an error, state kept).
+                cluster_identity::check_gone(
+                    cluster_identity::recorded(&request.private).as_deref(),
+                    current.as_deref(),
+                    resource.kind(),
+                    state.get(ID).and_then(Value::as_str).unwrap_or_default(),
+                    &cluster_named(&ctx),
+                )?;
+            }
+            // Found: this is the object's cluster (states from older providers get their identity here).
+            let private = if new_state.is_null() {
+                request.private.clone()
+            } else {
+                cluster_identity::with_identity(&request.private, current.as_deref())
+            };
+            Ok::<_, Diagnostics>((encode(&new_state, &ty)?, private))
         }
         .await;
-        let (new_state, diagnostics) = match result {
-            Ok(state) => (Some(state), Diagnostics::new()),
-            // On failure keep the current state (Terraform reports the error).
-            Err(diags) => (request.current_state, diags),
+        let (new_state, private, diagnostics) = match result {
+            Ok((state, private)) => (Some(state), private, Diagnostics::new()),
+            // On failure keep the current state (Terraform reports the error) and echo the private data (or
+            // Terraform drops it).
+            Err(diags) => (request.current_state, request.private, diags),
         };
         Ok(Response::new(pb::read_resource::Response {
             new_state,
             diagnostics: diagnostics.to_proto(),
-            // Private data must be echoed or Terraform drops it.
-            private: request.private,
+            private,
             deferred: None,
         }))
     }
@@ -279,16 +304,25 @@ impl pb::provider_server::Provider for ProviderService {
             let config = decode(request.config.as_ref(), &ty, "configuration")?;
             let ctx = self.context().await?;
             let (new_state, diags) = resource.apply(&ctx, &prior, &planned, &config).await;
-            Ok::<_, Diagnostics>((encode(&new_state, &ty)?, diags))
+            // The object now exists on the cluster the provider talks to: record which one.
+            let private = if new_state.is_null() {
+                request.planned_private.clone()
+            } else {
+                cluster_identity::with_identity(
+                    &request.planned_private,
+                    ctx.cluster_uid().await.as_deref(),
+                )
+            };
+            Ok::<_, Diagnostics>((encode(&new_state, &ty)?, diags, private))
         }
         .await;
-        let (new_state, diagnostics) = match result {
-            Ok((state, diags)) => (Some(state), diags),
-            Err(diags) => (request.prior_state, diags),
+        let (new_state, diagnostics, private) = match result {
+            Ok((state, diags, private)) => (Some(state), diags, private),
+            Err(diags) => (request.prior_state, diags, request.planned_private),
         };
         Ok(Response::new(pb::apply_resource_change::Response {
             new_state,
-            private: request.planned_private,
+            private,
             diagnostics: diagnostics.to_proto(),
             legacy_type_system: false,
         }))
@@ -303,15 +337,16 @@ impl pb::provider_server::Provider for ProviderService {
             let resource = self.registry.get(&request.type_name)?;
             let ctx = self.context().await?;
             let state = resource.import(&ctx, &request.id).await?;
-            encode(&state, &resource.schema().value_type())
+            let private = cluster_identity::with_identity(&[], ctx.cluster_uid().await.as_deref());
+            Ok::<_, Diagnostics>((encode(&state, &resource.schema().value_type())?, private))
         }
         .await;
         Ok(Response::new(match result {
-            Ok(state) => pb::import_resource_state::Response {
+            Ok((state, private)) => pb::import_resource_state::Response {
                 imported_resources: vec![pb::import_resource_state::ImportedResource {
                     type_name: request.type_name,
                     state: Some(state),
-                    private: vec![],
+                    private,
                 }],
                 ..Default::default()
             },
@@ -326,7 +361,10 @@ impl pb::provider_server::Provider for ProviderService {
         &self,
         _request: Request<pb::stop::Request>,
     ) -> Result<Response<pb::stop::Response>, Status> {
-        // Operations poll with short sleeps and Terraform cancels their RPCs; nothing to abort.
+        // Terraform sends Stop on Ctrl-C and then waits for the operations in flight: a `wait_for` or a delete poll
+        // ends now with the object as it is (in state, tainted) instead of at its timeout.
+        tracing::info!("Terraform asked the provider to stop; ending waits");
+        self.stop.send_replace(true);
         Ok(Response::new(pb::stop::Response::default()))
     }
 }
@@ -400,6 +438,17 @@ mod tests {
             .unwrap()
             .into_inner();
         assert_eq!(response.diagnostics[0].summary, "Provider not configured");
+    }
+
+    #[tokio::test]
+    async fn stop_reaches_the_configured_context() {
+        let service = ProviderService::new(Registry::builtin());
+        let watcher = service.stop.subscribe();
+        service
+            .stop(Request::new(pb::stop::Request::default()))
+            .await
+            .unwrap();
+        assert!(*watcher.borrow(), "Stop did not signal the waits");
     }
 
     #[tokio::test]

@@ -10,6 +10,7 @@
 pub mod api_error;
 pub mod attributes;
 pub mod capacity;
+pub mod cluster_identity;
 pub mod dataset;
 pub mod fields;
 pub mod inference;
@@ -38,13 +39,59 @@ pub struct ProviderContext {
     pub config: ProviderConfig,
     /// The Kubernetes client, built on first use.
     pub client: LazyClient,
+    /// The identity of the cluster the client talks to ([`cluster_identity`]), read on first use.
+    cluster_uid: tokio::sync::OnceCell<Option<String>>,
+    /// Set when Terraform sends Stop (Ctrl-C): waits and delete polls end early.
+    stop: tokio::sync::watch::Receiver<bool>,
 }
 
 impl ProviderContext {
-    /// A context for `config` (no I/O).
+    /// A context for `config` (no I/O) that is never stopped.
     pub fn new(config: ProviderConfig) -> ProviderContext {
+        let (_, stop) = tokio::sync::watch::channel(false);
+        Self::with_stop(config, stop)
+    }
+
+    /// A context for `config` whose waits end when `stop` becomes true (the server's Stop RPC).
+    pub fn with_stop(
+        config: ProviderConfig,
+        stop: tokio::sync::watch::Receiver<bool>,
+    ) -> ProviderContext {
         let client = LazyClient::new(config.clone());
-        ProviderContext { config, client }
+        ProviderContext {
+            config,
+            client,
+            cluster_uid: tokio::sync::OnceCell::new(),
+            stop,
+        }
+    }
+
+    /// Sleeps `duration` (a poll interval) unless Terraform asks the provider to stop meanwhile (the Stop RPC, which
+    /// Terraform sends on Ctrl-C). Returns whether the provider was asked to stop: the caller then ends its wait and
+    /// reports the object as it is, instead of holding Terraform until the wait's timeout.
+    pub async fn sleep_unless_stopped(&self, duration: std::time::Duration) -> bool {
+        let mut stop = self.stop.clone();
+        if *stop.borrow() {
+            return true;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(duration) => false,
+            stopped = stop.wait_for(|stopped| *stopped) => stopped.is_ok(),
+        }
+    }
+
+    /// The identity of the cluster the provider talks to (see [`cluster_identity::current`]), read once per
+    /// provider process; `None` when the client cannot be built or the identity cannot be read.
+    pub async fn cluster_uid(&self) -> Option<String> {
+        self.cluster_uid
+            .get_or_init(|| async {
+                match self.client.get().await {
+                    Ok(client) => cluster_identity::current(client).await,
+                    Err(_) => None,
+                }
+            })
+            .await
+            .clone()
     }
 }
 
@@ -64,6 +111,9 @@ pub struct Planned {
 pub trait Resource: Send + Sync {
     /// Terraform type name, e.g. `modelfleet_dataset`.
     fn type_name(&self) -> &str;
+
+    /// The Kubernetes kind behind the type, e.g. `Dataset`, for messages.
+    fn kind(&self) -> &str;
 
     /// The schema (its `version` is what state records).
     fn schema(&self) -> &Schema;
@@ -185,5 +235,33 @@ impl Registry {
     /// All resource types, sorted by name.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Resource>> {
         self.resources.values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_stop_ends_a_poll_sleep_at_once() {
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let ctx = ProviderContext::with_stop(ProviderConfig::default(), stopped);
+        assert!(!ctx.sleep_unless_stopped(Duration::from_millis(1)).await);
+        let (was_stopped, ()) = tokio::time::timeout(
+            Duration::from_secs(30),
+            futures::future::join(ctx.sleep_unless_stopped(Duration::from_secs(3600)), async {
+                stop.send_replace(true);
+            }),
+        )
+        .await
+        .expect("the sleep ended on Stop, not after an hour");
+        assert!(was_stopped);
+        // Once stopped, every later poll returns at once.
+        assert!(ctx.sleep_unless_stopped(Duration::from_secs(3600)).await);
+        // A context without a stop channel just sleeps.
+        let plain = ProviderContext::new(ProviderConfig::default());
+        assert!(!plain.sleep_unless_stopped(Duration::from_millis(1)).await);
     }
 }

@@ -317,6 +317,10 @@ impl<K: Kind> Resource for CustomResource<K> {
         K::TYPE_NAME
     }
 
+    fn kind(&self) -> &str {
+        &self.api.kind
+    }
+
     fn schema(&self) -> &Schema {
         &self.schema
     }

@@ -42,7 +42,13 @@ impl<K: Kind> CustomResource<K> {
             if started.elapsed() >= timeout {
                 return Err(delete_timed_out(&self.api.kind, &object, timeout, &current));
             }
-            tokio::time::sleep(DELETE_POLL).await;
+            if ctx.sleep_unless_stopped(DELETE_POLL).await {
+                return Err(Diagnostics::error(
+                    format!("Stopped while deleting {} {object}", self.api.kind),
+                    "Terraform was interrupted: the delete request was sent but the object still exists, so it \
+                     stays in state; run destroy (or apply) again to finish.",
+                ));
+            }
         }
     }
 
@@ -137,7 +143,15 @@ impl<K: Kind> CustomResource<K> {
         loop {
             let object = match self.get_json(ctx, state).await {
                 Ok(object) => object,
-                Err(diags) => return (None, diags),
+                Err(mut diags) => {
+                    diags.push_error(
+                        Some(AttrPath::attrs(&[WAIT_FOR])),
+                        format!("Cannot tell whether {kind} {id} is {wait_for}"),
+                        "The object was written, then reading it back failed (above): it stays in state (tainted, \
+                         so the next apply replaces it rather than creating it twice).",
+                    );
+                    return (None, diags);
+                }
             };
             let outcome = match &object {
                 Some(o) => wait::check::<K>(wait_for, o, state),
@@ -168,7 +182,18 @@ impl<K: Kind> CustomResource<K> {
                         ),
                     );
                 }
-                WaitState::Waiting(_) => tokio::time::sleep(WAIT_POLL).await,
+                WaitState::Waiting(missing) => {
+                    if ctx.sleep_unless_stopped(WAIT_POLL).await {
+                        return fail(
+                            format!("Stopped waiting for {kind} {id} to be {wait_for}"),
+                            format!(
+                                "Terraform was interrupted after {}s: {missing}. The object was written and stays \
+                                 in state (tainted, so the next apply replaces it rather than creating it twice).",
+                                started.elapsed().as_secs()
+                            ),
+                        );
+                    }
+                }
             }
         }
     }
