@@ -107,6 +107,7 @@ async fn drill_kill9_operator_during_a_burst() -> anyhow::Result<()> {
         duplicates: look.duplicates,
         orphans: look.orphans,
         regressions: regressions.count(),
+        regression_details: regressions.details(),
         jobs_twice: jobs_created_twice(&mark, ns.name(), &fleet)?,
     };
     figures.print(
@@ -192,6 +193,7 @@ async fn control_plane_drill(
         duplicates: look.duplicates,
         orphans: look.orphans,
         regressions: regressions.count(),
+        regression_details: regressions.details(),
         jobs_twice: jobs_created_twice(&mark, ns.name(), &fleet)?,
     };
     figures.print(

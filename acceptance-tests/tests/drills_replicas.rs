@@ -104,6 +104,7 @@ async fn drill_two_replicas_one_writer_and_a_failover_within_the_lease() -> anyh
         duplicates: look.duplicates,
         orphans: look.orphans,
         regressions: regressions.count(),
+        regression_details: regressions.details(),
         jobs_twice: jobs_created_twice(&mark, ns.name(), &fleet)?,
     };
     figures.print(

@@ -20,7 +20,7 @@ trap '"$CLUSTER_DIR/scripts/cluster.sh" down "$instance"' EXIT
 export MODEL_FLEET_INSTANCE=$instance
 out=$(mktemp)
 status=0
-cargo test --workspace "${drills[@]}" -- --nocapture --test-threads=1 2>&1 | tee "$out" || status=$?
+cargo test --workspace --no-fail-fast "${drills[@]}" -- --nocapture --test-threads=1 2>&1 | tee "$out" || status=$?
 log "figures:"
 grep '^DRILL ' "$out" >&2 || true
 rm -f "$out"

@@ -241,8 +241,8 @@ pub struct Regressions {
     seen: Arc<Mutex<Seen>>,
 }
 
-/// Per UID the last observedGeneration and phase, and the regressions counted.
-type Seen = (BTreeMap<String, (i64, String)>, usize);
+/// Per UID the last observedGeneration and phase, and the regressions seen (kind/name: from -> to).
+type Seen = (BTreeMap<String, (i64, String)>, Vec<String>);
 
 impl Regressions {
     /// Starts sampling `namespace` until the returned handle is aborted.
@@ -270,7 +270,11 @@ impl Regressions {
             if let Some((last_generation, last_phase)) = seen.get(uid) {
                 let finished = matches!(last_phase.as_str(), "Succeeded" | "Failed");
                 if generation < *last_generation || (finished && phase != last_phase) {
-                    *count += 1;
+                    count.push(format!(
+                        "{}/{}: observedGeneration {last_generation} -> {generation}, phase {last_phase:?} -> {phase:?}",
+                        object["kind"].as_str().unwrap_or_default(),
+                        object["metadata"]["name"].as_str().unwrap_or_default()
+                    ));
                 }
             }
             seen.insert(uid.to_owned(), (generation, phase.to_owned()));
@@ -279,6 +283,11 @@ impl Regressions {
 
     /// Regressions counted so far.
     pub fn count(&self) -> usize {
-        self.seen.lock().expect("regressions lock").1
+        self.seen.lock().expect("regressions lock").1.len()
+    }
+
+    /// The regressions seen so far, one line each (kind/name: what went back).
+    pub fn details(&self) -> Vec<String> {
+        self.seen.lock().expect("regressions lock").1.clone()
     }
 }

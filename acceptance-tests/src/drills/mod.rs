@@ -82,6 +82,8 @@ pub struct Figures {
     pub orphans: usize,
     /// Status regressions seen while the drill ran (observedGeneration going back, a finished run unfinished).
     pub regressions: usize,
+    /// What each regression was (kind/name: from -> to), shown when the drill fails.
+    pub regression_details: Vec<String>,
     /// Runs whose Job was created more than once (audit log).
     pub jobs_twice: usize,
 }
