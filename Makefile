@@ -10,8 +10,10 @@ export CARGO_TARGET_DIR ?= $(MODEL_FLEET_CACHE)/target
 # Control plane instance used by cluster-* targets (make test uses its own, `test`).
 INSTANCE ?= dev
 TEST_INSTANCE ?= test
+# Control plane instance of make drills (started and stopped by it).
+DRILLS_INSTANCE ?= drills
 
-.PHONY: validation-bootstrap validation-check image-check help demo demo-down bootstrap cluster-up cluster-down cluster-status test examples-check test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate bench bench-smoke bench-provider bench-operator
+.PHONY: validation-bootstrap validation-check image-check help demo demo-down bootstrap cluster-up cluster-down cluster-status test examples-check test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate bench bench-smoke bench-provider bench-operator drills drills-full
 INFRA := acceptance-tests/infra/scripts
 
 help: ## List the targets
@@ -40,6 +42,12 @@ test: ## Unit and control-plane tests (starts and stops its own instance, never 
 
 examples-check: ## Every example renders (render -f); the catalog's manifests reach their state and its Terraform examples plan clean, on a private instance
 	@$(CLUSTER)/examples-check.sh
+
+drills: ## Operator fault drills of issue 18 on their own instance (kill -9, API server/etcd restart, stalled connection, two replicas, load; about 7 min); figures in docs/RELIABILITY.md
+	@$(CLUSTER)/drills.sh $(DRILLS_INSTANCE)
+
+drills-full: ## make drills at the issue's full load size (1000 InferenceServices, 300 TrainingRuns)
+	@DRILL_LOAD_SERVICES=1000 DRILL_LOAD_RUNS=300 $(CLUSTER)/drills.sh $(DRILLS_INSTANCE)
 
 test-unit: ## Unit tests only (no control plane)
 	cargo test --workspace --lib --bins

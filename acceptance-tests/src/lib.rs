@@ -11,6 +11,7 @@
 pub mod audit;
 pub mod chart;
 pub mod cluster;
+pub mod drills;
 pub mod inference;
 pub mod modelfleet;
 pub mod namespace;

@@ -9,6 +9,10 @@
 #   cluster.sh up NAME [--no-upstream-crds]   start (or reuse) NAME; prints its kubeconfig path
 #   cluster.sh down NAME                      stop exactly the processes NAME started; remove its data
 #   cluster.sh status NAME                    components, pids, ports, /readyz
+#   cluster.sh restart NAME COMPONENT [--kill]
+#                                             stop one component (SIGTERM; SIGKILL with --kill) and start it
+#                                             again with the same command line, then wait until it is ready
+#                                             (the fault drills of `make drills`)
 #   cluster.sh kubeconfig NAME [USER [GROUP...]]
 #                                             print the admin kubeconfig path, or write (once) and print
 #                                             a kubeconfig authenticating as USER (client certificate
@@ -19,7 +23,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1 instance=$2; shift 2
 [[ "$instance" =~ ^[a-z0-9][a-z0-9-]{0,40}$ ]] || die "instance name '$instance' must be lower-case letters, digits and dashes"
@@ -285,6 +289,29 @@ cmd_status() {
   return $rc
 }
 
+cmd_restart() {
+  [ -f "$dir/ports.env" ] || die "instance '$instance' is not running: make cluster-up INSTANCE=$instance"
+  source "$dir/ports.env"
+  local c=${1:-} sig=TERM pid
+  [ "${2:-}" = --kill ] && sig=KILL
+  case " ${components[*]} " in *" $c "*) ;; *) die "unknown component '$c' (one of: ${components[*]})" ;; esac
+  alive "$c" || die "$c of instance '$instance' is not running (log: $dir/logs/$c.log)"
+  pid=$(pid_of "$c")
+  local -a argv
+  mapfile -d '' argv <"/proc/$pid/cmdline"
+  kill "-$sig" "$pid"
+  for _ in $(seq 100); do alive "$c" || break; sleep 0.1; done
+  if alive "$c"; then kill -9 "$pid"; for _ in $(seq 50); do alive "$c" || break; sleep 0.1; done; fi
+  mv "$dir/logs/$c.log" "$dir/logs/$c.log.$(date +%s)"
+  start "$c" "${argv[@]}"
+  case $c in
+    etcd) wait_until etcd 30 curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" ;;
+    kube-apiserver) wait_until kube-apiserver 90 readyz ;;
+    *) sleep 1; alive "$c" || dead "$c" ;;
+  esac
+  log "$c of instance '$instance' restarted (SIG$sig, pid $pid -> $(pid_of "$c"))"
+}
+
 cmd_kubeconfig() {
   [ -f "$dir/ports.env" ] || die "instance '$instance' is not running: make cluster-up INSTANCE=$instance"
   if [ $# -eq 0 ]; then echo "$dir/kubeconfig"; return; fi
@@ -307,5 +334,6 @@ case $cmd in
   down) cmd_down ;;
   status) cmd_status ;;
   kubeconfig) cmd_kubeconfig "$@" ;;
+  restart) cmd_restart "$@" ;;
   *) usage ;;
 esac
