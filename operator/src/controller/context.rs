@@ -23,6 +23,10 @@ use model_fleet_api::render::{FIELD_MANAGER, RenderConfig};
 /// going away.
 pub const WAIT_RETRY: Duration = Duration::from_secs(5);
 
+/// When a reconcile whose write met a 409 Conflict (the object changed since it was read) runs again (seconds: 1).
+/// Usually the watch event of that change has already queued it.
+pub const CONFLICT_RETRY: Duration = Duration::from_secs(1);
+
 /// Default period (seconds: 300) after which a settled object is reconciled again even without a change.
 pub const DEFAULT_RESYNC: Duration = Duration::from_secs(300);
 
@@ -130,9 +134,15 @@ impl Context {
     }
 
     /// After a failed reconcile of `kind`: counts the error ([`Context::count_error`]), logs it and returns the
-    /// requeue after the object's next backoff delay.
+    /// requeue after the object's next backoff delay. A status write refused because the object changed since it was
+    /// read ([`Error::is_status_conflict`]) is counted as a conflict instead and retried after [`CONFLICT_RETRY`].
     pub fn reconcile_failed<K: Resource>(&self, kind: &str, object: &K, error: &Error) -> Action {
         let key = object_key(kind, object);
+        if error.is_status_conflict() {
+            self.metrics.reconcile_conflicted(kind);
+            tracing::debug!(object = %key, error = %error, "the object changed while it was reconciled: retrying on fresh data");
+            return Action::requeue(CONFLICT_RETRY);
+        }
         self.count_error(kind, error);
         if error.is_wait() {
             tracing::info!(object = %key, error = %error, retry_in_seconds = WAIT_RETRY.as_secs(), "reconcile waits");

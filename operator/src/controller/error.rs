@@ -198,6 +198,18 @@ impl Error {
 
     /// Whether the error is a 404 from the API server (the object or its kind does not exist).
     pub fn is_not_found(&self) -> bool {
+        self.api_code() == Some(404)
+    }
+
+    /// Whether the error is a status write refused with 409 Conflict: the object changed since it was read (the
+    /// write's `resourceVersion` precondition failed). Retried soon on fresh data, not a failure to back off from.
+    /// (A 409 on a child's apply is another field manager's conflict: a real failure.)
+    pub fn is_status_conflict(&self) -> bool {
+        matches!(self, Error::Status { .. }) && self.api_code() == Some(409)
+    }
+
+    /// The HTTP status of an error the API server answered, if it is one.
+    fn api_code(&self) -> Option<u16> {
         let kube = match self {
             Error::Fetch { source, .. } | Error::Prune { source, .. } => Some(source),
             Error::Apply { source, .. } | Error::Status { source, .. } => match source {
@@ -206,7 +218,10 @@ impl Error {
             },
             Error::Validate(_) | Error::Render(_) | Error::Foreign(_) => None,
         };
-        matches!(kube, Some(kube::Error::Api(status)) if status.code == 404)
+        match kube {
+            Some(kube::Error::Api(status)) => Some(status.code),
+            _ => None,
+        }
     }
 }
 
@@ -296,6 +311,9 @@ mod tests {
     fn not_found_is_only_a_404() {
         assert!(Error::status("x", api(404)).is_not_found());
         assert!(!Error::status("x", api(409)).is_not_found());
+        assert!(Error::status("x", api(409)).is_status_conflict());
+        assert!(!Error::apply("Deployment/a", api(409)).is_status_conflict());
+        assert!(!Error::status("x", api(404)).is_status_conflict());
         assert!(!Error::Render(RenderError::NoGateway).is_not_found());
     }
 }

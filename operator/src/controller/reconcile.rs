@@ -29,6 +29,9 @@ pub struct Owner {
     pub uid: String,
     /// `metadata.generation`: becomes the status' and conditions' `observedGeneration`.
     pub generation: Option<i64>,
+    /// `metadata.resourceVersion` as read: the precondition of the status write, so a status computed from an
+    /// outdated read (an earlier object of the same name, or an older generation) is refused with 409 Conflict.
+    pub resource_version: Option<String>,
 }
 
 impl Owner {
@@ -49,6 +52,7 @@ impl Owner {
             namespace: key(&meta.namespace, "metadata.namespace")?,
             uid: key(&meta.uid, "metadata.uid")?,
             generation: meta.generation,
+            resource_version: meta.resource_version.clone(),
         })
     }
 }
@@ -131,6 +135,10 @@ pub async fn report_stream_item<E, Q>(
 {
     match item {
         Ok(_) | Err(ControllerError::ReconcilerFailed(..)) => {}
+        // A child's event for a parent deleted meanwhile (or not in the cache yet at start): nothing to reconcile.
+        Err(ControllerError::ObjectNotFound(object)) => {
+            tracing::debug!(kind, object = %object, "event for an object not in the cache: skipped");
+        }
         Err(ControllerError::QueueError(error)) => {
             tracing::warn!(kind, error = %error, "watch of {kind} or its children failed; retrying with backoff");
         }

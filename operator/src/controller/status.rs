@@ -31,17 +31,22 @@ pub enum StatusWrite {
     Written,
 }
 
-/// Writes `desired` as the status of the object `name` in `api` unless `current` (the object's status as last read,
-/// `None` when it has none) already matches it.
+/// Writes `desired` as the status of the object `owner.name` in `api` unless `current` (the object's status as last
+/// read, `None` when it has none) already matches it.
 ///
-/// The write is a forced server-side apply of `{apiVersion, kind, status}` on the status subresource with field
-/// manager [`FIELD_MANAGER`], so fields the operator stops setting are removed.
+/// The write is a forced server-side apply of `{apiVersion, kind, metadata.resourceVersion, status}` on the status
+/// subresource with field manager [`FIELD_MANAGER`], so fields the operator stops setting are removed. The
+/// `resourceVersion` read with the object is a precondition (Kubernetes optimistic concurrency; server-side apply
+/// honours it): a status computed from an outdated read, for instance a reconcile of an object that was deleted and
+/// re-created under the same name meanwhile, never lands on the newer object (a `metadata.uid` in the body would
+/// not do: the status subresource keeps the stored metadata).
 ///
 /// # Errors
-/// [`Error::Status`]: an unserializable status, or the request failed.
+/// [`Error::Status`]: an unserializable status, or the request failed (409 Conflict when the object changed since
+/// it was read; [`Error::is_conflict`]).
 pub async fn write_status<K, S>(
     api: &Api<K>,
-    name: &str,
+    owner: &Owner,
     current: Option<&S>,
     desired: &S,
 ) -> Result<StatusWrite>
@@ -49,6 +54,7 @@ where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
     S: Serialize,
 {
+    let name = &owner.name;
     let object = || format!("{}/{name}", K::kind(&()));
     let to_json =
         |status: &S| serde_json::to_value(status).map_err(|source| Error::status(object(), source));
@@ -57,7 +63,7 @@ where
     if !status_differs(current.as_ref(), &desired) {
         return Ok(StatusWrite::Unchanged);
     }
-    let body = status_patch::<K>(desired);
+    let body = status_patch::<K>(desired, owner.resource_version.as_deref());
     api.patch_status(
         name,
         &PatchParams::apply(FIELD_MANAGER).force(),
@@ -97,18 +103,26 @@ where
     );
     let mut status = draft.status;
     status.set_conditions(merged);
-    match write_status(api, &owner.name, current, &status).await {
+    match write_status(api, owner, current, &status).await {
         Ok(_) => Ok(Some(status)),
         Err(error) if error.is_not_found() => Ok(None),
         Err(error) => Err(error),
     }
 }
 
-/// The apply body for a status: `{apiVersion, kind, status}`.
-pub fn status_patch<K: Resource<DynamicType = ()>>(status: Value) -> Value {
-    serde_json::json!({
+/// The apply body for a status: `{apiVersion, kind, status}`, with `metadata.resourceVersion` when given (the
+/// write's precondition).
+pub fn status_patch<K: Resource<DynamicType = ()>>(
+    status: Value,
+    resource_version: Option<&str>,
+) -> Value {
+    let mut body = serde_json::json!({
         "apiVersion": K::api_version(&()),
         "kind": K::kind(&()),
         "status": status,
-    })
+    });
+    if let Some(version) = resource_version {
+        body["metadata"] = serde_json::json!({ "resourceVersion": version });
+    }
+    body
 }

@@ -6,6 +6,9 @@
 //!   [`step`](crate::controller::Error::step) (`fetch`, `validate`, `render`, `apply`, `prune`, `status`) and the
 //!   error's [`metric_label`](crate::controller::Error::metric_label) class, so `/metrics` shows *which* failure
 //!   rises (counter);
+//! - `model_fleet_reconcile_conflicts_total`: reconciles retried because the object changed since it was read (their
+//!   status write's `resourceVersion` precondition answered 409 Conflict): optimistic concurrency at work, not a
+//!   failure, so not in the error counter (counter);
 //! - `model_fleet_reconcile_duration_seconds`: wall time of each reconcile in seconds (histogram).
 
 use std::sync::Arc;
@@ -48,6 +51,7 @@ pub struct Metrics {
     registry: Arc<Registry>,
     reconciles: Family<KindLabels, Counter>,
     errors: Family<ErrorLabels, Counter>,
+    conflicts: Family<KindLabels, Counter>,
     duration: HistogramFamily,
 }
 
@@ -69,6 +73,7 @@ impl Metrics {
         let mut registry = Registry::with_prefix("model_fleet");
         let reconciles = Family::<KindLabels, Counter>::default();
         let errors = Family::<ErrorLabels, Counter>::default();
+        let conflicts = Family::<KindLabels, Counter>::default();
         let duration: HistogramFamily = Family::new_with_constructor(duration_histogram);
         registry.register(
             "reconciles",
@@ -81,6 +86,11 @@ impl Metrics {
             errors.clone(),
         );
         registry.register(
+            "reconcile_conflicts",
+            "Reconciles retried because the object changed since it was read (409 on the status write), by kind",
+            conflicts.clone(),
+        );
+        registry.register(
             "reconcile_duration_seconds",
             "Wall time of one reconcile in seconds, by kind",
             duration.clone(),
@@ -89,6 +99,7 @@ impl Metrics {
             registry: Arc::new(registry),
             reconciles,
             errors,
+            conflicts,
             duration,
         }
     }
@@ -112,6 +123,15 @@ impl Metrics {
                 kind: kind.to_owned(),
                 step: step.to_owned(),
                 error: error.to_owned(),
+            })
+            .inc();
+    }
+
+    /// Counts a reconcile of `kind` retried because its object changed since it was read.
+    pub fn reconcile_conflicted(&self, kind: &str) {
+        self.conflicts
+            .get_or_create(&KindLabels {
+                kind: kind.to_owned(),
             })
             .inc();
     }
@@ -171,6 +191,7 @@ mod tests {
         drop(metrics.reconcile_started("InferenceService"));
         drop(metrics.reconcile_started("InferenceService"));
         metrics.reconcile_failed("InferenceService", "prune", "kube_api");
+        metrics.reconcile_conflicted("TrainingRun");
         assert_eq!(metrics.reconciles("InferenceService"), 2);
         assert_eq!(metrics.reconciles("TrainingRun"), 0);
         assert_eq!(metrics.errors("InferenceService", "prune", "kube_api"), 1);
@@ -185,6 +206,10 @@ mod tests {
             text.contains(
                 r#"model_fleet_reconcile_errors_total{kind="InferenceService",step="prune",error="kube_api"} 1"#
             ),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"model_fleet_reconcile_conflicts_total{kind="TrainingRun"} 1"#),
             "{text}"
         );
         assert!(
