@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use acceptance_tests::cluster::PrivateCluster;
 use acceptance_tests::modelfleet::{self, create, wait_for_object};
 use acceptance_tests::{Cluster, OperatorProcess, wait_for};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -242,5 +243,66 @@ async fn a_run_recreated_while_its_old_job_terminates_waits_then_starts_its_own(
         |ready| !ready.is_null() && ready["reason"] != "ForeignObject",
     )
     .await?;
+    Ok(())
+}
+
+// The API server restart drill's finding: after the restart the garbage collector left the children of deleted
+// InferenceServices, and the services created again under those names waited on ForeignObject for ever. A child whose
+// only owner is a deleted predecessor (same kind and name, another UID) is garbage by Kubernetes' rules: the operator
+// deletes it when the collector has not, then creates its own. Here the collector cannot act: a private instance
+// whose kube-controller-manager is stopped.
+#[tokio::test]
+async fn a_child_the_garbage_collector_left_is_collected_and_replaced() -> anyhow::Result<()> {
+    let cluster = PrivateCluster::start("no-gc", &[])?;
+    let ns = cluster.model_fleet_namespace("gc-backstop").await?;
+    let pid = std::fs::read_to_string(cluster.dir.join("pids/kube-controller-manager.pid"))?;
+    let stopped = std::process::Command::new("kill")
+        .arg(pid.trim())
+        .status()?;
+    assert!(stopped.success(), "stopping kube-controller-manager");
+    let client = cluster.client().await?;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns.name());
+    let predecessor = "00000000-0000-4000-8000-000000000001";
+    let left: Deployment = serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "chat", "ownerReferences": [{"apiVersion": "modelfleet.io/v1alpha1",
+            "kind": "InferenceService", "name": "chat", "uid": predecessor, "controller": true}]},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "old"}},
+            "template": {"metadata": {"labels": {"app": "old"}},
+                "spec": {"containers": [{"name": "old", "image": "old:1"}]}}},
+    }))?;
+    deployments.create(&PostParams::default(), &left).await?;
+    let operator = operator(&cluster, ns.name())?;
+    let created = create(
+        &client,
+        ns.name(),
+        json!({"apiVersion": "modelfleet.io/v1alpha1", "kind": "InferenceService",
+            "metadata": {"name": "chat"},
+            "spec": {"model": {"name": "m"}, "container": {"image": "hashicorp/http-echo:1.0"}}}),
+    )
+    .await?;
+    let uid = created.metadata.uid.clone().unwrap_or_default();
+    let ours = wait_for("the service's own Deployment", TIMEOUT, || async {
+        Ok(deployments.get_opt("chat").await?.filter(|d| {
+            d.metadata
+                .owner_references
+                .as_ref()
+                .is_some_and(|o| o[0].uid == uid)
+        }))
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    assert_eq!(
+        ours.spec.unwrap().template.spec.unwrap().containers[0]
+            .image
+            .as_deref(),
+        Some("hashicorp/http-echo:1.0")
+    );
+    let log = std::fs::read_to_string(&operator.log)?;
+    assert!(
+        log.contains("deleted a child of a deleted predecessor") && log.contains(predecessor),
+        "{}",
+        operator.log_tail()
+    );
     Ok(())
 }

@@ -1,7 +1,10 @@
 //! The never-adopt rule (issue 18; knative/serving#7556, kubeflow/trainer PR #399): a live object holding a child's
 //! name is the resource's only when it carries the UID the rendered child's ownerReferences name. Anything else
 //! (someone else's object, or a deleted resource's child still terminating) is a [`ForeignChild`]: never applied
-//! over, adopted or deleted, and reported as `Ready=False, ForeignObject`. Pure: the controllers pass what they read.
+//! over or adopted, and reported as `Ready=False, ForeignObject`. It is never deleted either, with one exception:
+//! a child whose only owner is a deleted predecessor of the resource ([`predecessor_uid`]) and that the garbage
+//! collector has not marked for deletion is garbage by Kubernetes' own rules, and the operator deletes it as the
+//! collector would. Pure: the controllers pass what they read.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde_json::Value;
@@ -63,6 +66,25 @@ impl ForeignChild {
     }
 }
 
+/// When the live object's only owner shares kind and name (and API version) with the owner `desired` names but
+/// carries another UID, that owner's UID: the live object is a child of a deleted predecessor (a resource deleted and
+/// created again under its name; a name is unique per namespace and kind, so while the owner we render for exists,
+/// the predecessor does not). Such an object is garbage by Kubernetes' ownership rules; the garbage collector
+/// normally removes it within a second, and the operator removes it itself when the collector has not (it missed the
+/// deletion across an API server restart in the drills). `None` for any other owner (someone else's object).
+pub fn predecessor_uid(desired: &Value, live_owners: &[OwnerReference]) -> Option<String> {
+    let ours = desired["metadata"]["ownerReferences"].as_array()?.first()?;
+    let [live] = live_owners else {
+        return None;
+    };
+    let same = |field: &str, value: &str| ours[field].as_str() == Some(value);
+    (same("apiVersion", &live.api_version)
+        && same("kind", &live.kind)
+        && same("name", &live.name)
+        && !same("uid", &live.uid))
+    .then(|| live.uid.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,6 +98,28 @@ mod tests {
             api_version: "modelfleet.io/v1alpha1".into(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn only_a_sole_owner_of_the_same_kind_and_name_is_a_predecessor() {
+        let desired = json!({"metadata": {"ownerReferences": [{"apiVersion": "modelfleet.io/v1alpha1",
+            "kind": "InferenceService", "name": "owner", "uid": "u1"}]}});
+        let predecessor = |owners: &[OwnerReference]| predecessor_uid(&desired, owners);
+        assert_eq!(predecessor(&[owner("u0")]).as_deref(), Some("u0"));
+        assert_eq!(predecessor(&[owner("u1")]), None, "ours");
+        assert_eq!(predecessor(&[]), None, "no owner: someone else's");
+        assert_eq!(predecessor(&[owner("u0"), owner("u2")]), None, "shared");
+        let renamed = OwnerReference {
+            name: "other".into(),
+            ..owner("u0")
+        };
+        assert_eq!(predecessor(&[renamed]), None, "another resource's");
+        let other_kind = OwnerReference {
+            kind: "TrainingRun".into(),
+            ..owner("u0")
+        };
+        assert_eq!(predecessor(&[other_kind]), None);
+        assert_eq!(predecessor_uid(&json!({}), &[owner("u0")]), None);
     }
 
     // A live object is ours only when it carries the UID of the owner we render; anything else is described.

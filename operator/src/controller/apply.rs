@@ -9,7 +9,10 @@
 
 use std::collections::BTreeSet;
 
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{
+    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, Preconditions,
+    PropagationPolicy,
+};
 use kube::core::{ApiResource, Resource};
 use kube::{Client, ResourceExt};
 use serde::Serialize;
@@ -17,6 +20,7 @@ use serde_json::Value;
 
 use super::diff::{APPLIED_HASH_ANNOTATION, applied_hash, needs_apply};
 use super::error::{Error, Invalid, Result};
+use model_fleet_api::ownership;
 pub use model_fleet_api::ownership::ForeignChild;
 pub use model_fleet_api::render::FIELD_MANAGER;
 
@@ -145,16 +149,15 @@ pub async fn apply(
         .map(serde_json::to_value)
         .transpose()
         .map_err(|source| Error::apply(child.display(), source))?;
-    if let Some(foreign) = live.as_ref().and_then(|live| {
+    if let Some(live) = live.as_ref() {
         let deleting = live.meta().deletion_timestamp.is_some();
-        ForeignChild::detect(
-            &child.display(),
-            &desired,
-            live.owner_references(),
-            deleting,
-        )
-    }) {
-        return Err(Error::Foreign(foreign));
+        let owners = live.owner_references();
+        if let Some(foreign) = ForeignChild::detect(&child.display(), &desired, owners, deleting) {
+            if !deleting && let Some(predecessor) = ownership::predecessor_uid(&desired, owners) {
+                collect_predecessor_child(client, child, &desired, live, &predecessor).await?;
+            }
+            return Err(Error::Foreign(foreign));
+        }
     }
     if let (false, Some(live)) = (needs_apply(&desired, live_json.as_ref()), live) {
         return Ok((ApplyOutcome::Unchanged, live));
@@ -166,6 +169,65 @@ pub async fn apply(
         .map_err(|e| Error::apply(child.display(), e))?;
     tracing::info!(child = %child.display(), namespace = %child.namespace, "applied child");
     Ok((ApplyOutcome::Applied, applied))
+}
+
+/// Garbage-collector backstop for a child of a deleted predecessor ([`ownership::predecessor_uid`]): once the owner
+/// `desired` names is read back live with its UID (the operator's cache may be the outdated one: then the live
+/// child may be the newer object's, and nothing is deleted), deletes the child with its UID as precondition and
+/// background propagation, as the collector would. The reconcile still waits ([`Error::Foreign`]) and creates its
+/// own child once the name is free.
+///
+/// # Errors
+/// [`Error::Fetch`] when the owner cannot be read; [`Error::Prune`] when the delete fails (a 404 or 409: already
+/// gone or replaced, is fine).
+async fn collect_predecessor_child(
+    client: &Client,
+    child: &Child,
+    desired: &Value,
+    live: &DynamicObject,
+    predecessor: &str,
+) -> Result<()> {
+    let owner = &desired["metadata"]["ownerReferences"][0];
+    let field = |name: &str| owner[name].as_str().unwrap_or_default();
+    let (group, version) = match field("apiVersion").split_once('/') {
+        Some((group, version)) => (group, version),
+        None => ("", field("apiVersion")),
+    };
+    let gvk = kube::core::GroupVersionKind::gvk(group, version, field("kind"));
+    let owners = dynamic_api(client, &ApiResource::from_gvk(&gvk), &child.namespace);
+    // A list by name, not a get: the operator's ClusterRole grants list and watch on its kinds, not get.
+    let by_name = ListParams::default().fields(&format!("metadata.name={}", field("name")));
+    let current = owners
+        .list_metadata(&by_name)
+        .await
+        .map_err(|e| Error::fetch(format!("{}/{}", field("kind"), field("name")), e))?;
+    if !current
+        .items
+        .iter()
+        .any(|o| o.metadata.uid.as_deref() == Some(field("uid")))
+    {
+        return Ok(());
+    }
+    let params = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: live.uid(),
+            resource_version: None,
+        }),
+        propagation_policy: Some(PropagationPolicy::Background),
+        ..DeleteParams::default()
+    };
+    match dynamic_api(client, &child.resource, &child.namespace)
+        .delete(&child.name, &params)
+        .await
+    {
+        Ok(_) => {
+            tracing::warn!(child = %child.display(), namespace = %child.namespace, predecessor,
+                "deleted a child of a deleted predecessor that the garbage collector had left");
+            Ok(())
+        }
+        Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => Ok(()),
+        Err(e) => Err(Error::prune(child.display(), e)),
+    }
 }
 
 /// Whether `field_manager` owns `spec.replicas` of `object` through an `Apply` entry of its managedFields.
