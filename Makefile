@@ -13,7 +13,7 @@ TEST_INSTANCE ?= test
 # Control plane instance of make drills (started and stopped by it).
 DRILLS_INSTANCE ?= drills
 
-.PHONY: validation-bootstrap validation-check image-check help demo demo-down bootstrap cluster-up cluster-down cluster-status test examples-check test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate bench bench-smoke bench-provider bench-operator drills drills-full
+.PHONY: validation-bootstrap validation-check image-check help demo demo-down bootstrap cluster-up cluster-down cluster-status test examples-check test-unit bench-pure lint fmt provider-install image image-push kind-up kind-status kind-down infra-check docs-bootstrap docs-build docs-generate bench bench-smoke bench-provider bench-operator drills drills-ci drills-full
 INFRA := acceptance-tests/infra/scripts
 
 help: ## List the targets
@@ -45,6 +45,9 @@ examples-check: ## Every example renders (render -f); the catalog's manifests re
 
 drills: ## Operator fault drills of issue 18 on their own instance (kill -9, API server/etcd restart, stalled connection, two replicas, load; about 7 min); figures in docs/RELIABILITY.md
 	@$(CLUSTER)/drills.sh $(DRILLS_INSTANCE)
+
+drills-ci: ## The bounded drill subset CI runs (kill -9, etcd restart, 15 s stall, two replicas; bursts of 150) on instance drills-ci
+	@DRILL_BURST=150 DRILL_STALL_SECONDS=15 $(CLUSTER)/drills.sh drills-ci drill_kill9 drill_restart_etcd drill_stall two_replicas
 
 drills-full: ## make drills at the issue's full load size (1000 InferenceServices, 300 TrainingRuns)
 	@DRILL_LOAD_SERVICES=1000 DRILL_LOAD_RUNS=300 $(CLUSTER)/drills.sh $(DRILLS_INSTANCE)

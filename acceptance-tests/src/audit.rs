@@ -1,9 +1,10 @@
-//! Counting write requests in the control plane's audit log.
+//! Counting requests in the control plane's audit log.
 //!
 //! The API server writes one JSON line per write request (policy in
 //! `cluster/manifests/audit-policy.yaml`: verbs create, update, patch, delete, deletecollection at
-//! Metadata level, stage ResponseComplete). Tests take a [`AuditMark`] before acting and count
-//! what a user wrote after it.
+//! Metadata level, stage ResponseComplete), and one per request of any verb on `secrets` (so a test can prove who
+//! read one; Metadata level never records a Secret's data). Tests take a [`AuditMark`] before acting and count
+//! what a user wrote (or read of secrets) after it.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
@@ -66,6 +67,18 @@ pub struct AuditUser {
     pub extra: std::collections::BTreeMap<String, Vec<String>>,
 }
 
+impl AuditEvent {
+    /// The user the request acted as: the impersonated one if any, else the authenticated one.
+    pub fn effective_user(&self) -> &str {
+        self.impersonated_user
+            .as_ref()
+            .map_or(self.user.username.as_str(), |u| u.username.as_str())
+    }
+}
+
+/// The verbs the audit policy records for every resource.
+const WRITE_VERBS: [&str; 5] = ["create", "update", "patch", "delete", "deletecollection"];
+
 impl AuditUser {
     /// The pod whose bound ServiceAccount token made the request, if any.
     pub fn pod_name(&self) -> Option<&str> {
@@ -102,18 +115,36 @@ impl AuditMark {
         Ok(self
             .writes()?
             .into_iter()
-            .filter(|event| {
-                let effective = event
-                    .impersonated_user
-                    .as_ref()
-                    .map_or(event.user.username.as_str(), |u| u.username.as_str());
-                effective == user
-            })
+            .filter(|event| event.effective_user() == user)
             .collect())
     }
 
     /// Every completed write request since the mark, by any user (settled as [`AuditMark::writes_by`]).
     pub fn writes(&self) -> anyhow::Result<Vec<AuditEvent>> {
+        Ok(self
+            .completed()?
+            .into_iter()
+            .filter(|event| WRITE_VERBS.contains(&event.verb.as_str()))
+            .collect())
+    }
+
+    /// Every completed request of any verb on `resource` (e.g. `secrets`) since the mark, by any user. Reads are
+    /// recorded for `secrets` only (and for the benchmarks' users): for other resources this returns the writes.
+    pub fn requests_on(&self, resource: &str) -> anyhow::Result<Vec<AuditEvent>> {
+        Ok(self
+            .completed()?
+            .into_iter()
+            .filter(|event| {
+                event
+                    .object_ref
+                    .as_ref()
+                    .is_some_and(|o| o["resource"] == resource)
+            })
+            .collect())
+    }
+
+    /// Every completed request since the mark (settled as [`AuditMark::writes_by`]).
+    fn completed(&self) -> anyhow::Result<Vec<AuditEvent>> {
         settle(&self.path)?;
         let text = self.text_since()?;
         let mut events = Vec::new();
