@@ -227,6 +227,19 @@ const ELSEWHERE: &[Elsewhere] = &[
         "demo(\"down\")",
     ),
     elsewhere("make test", Some("test.sh"), CI, "make test"),
+    // The fault drills: CI runs the bounded subset after make test; make drills runs the same script with every drill.
+    elsewhere(
+        "make drills-ci",
+        Some("drills.sh drills-ci"),
+        CI,
+        "make drills-ci",
+    ),
+    elsewhere(
+        "make drills",
+        Some("drills.sh drills"),
+        CI,
+        "make drills-ci",
+    ),
     // Without a container engine (this machine, CI) the refusal is what runs.
     elsewhere(
         "make kind-up",
