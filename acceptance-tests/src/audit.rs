@@ -53,6 +53,9 @@ pub struct AuditEvent {
     pub response_status: Option<serde_json::Value>,
     /// `ResponseComplete`, `Panic`, ...
     pub stage: String,
+    /// When the stage was reached (RFC 3339, microseconds).
+    #[serde(default)]
+    pub stage_timestamp: Option<String>,
 }
 
 /// The user of an audited request.

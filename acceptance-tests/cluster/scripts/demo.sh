@@ -139,7 +139,18 @@ provider_installation {
 EOF
 
   step "starting control plane instance '$instance'"
+  local fresh=1
+  "$CLUSTER_DIR/scripts/cluster.sh" status "$instance" >/dev/null 2>&1 && fresh=0
   "$CLUSTER_DIR/scripts/cluster.sh" up "$instance" >/dev/null
+  # A new instance starts with an empty etcd: a state left by an earlier demo describes a cluster that is gone, and
+  # the provider rightly refuses to treat it as this one (cluster identity). Start from an empty state, kept aside.
+  if [ "$fresh" = 1 ] && [ -f "$work/config/terraform.tfstate" ]; then
+    local kept
+    kept="$work/config/terraform.tfstate.$(date +%s).earlier-instance"
+    mv "$work/config/terraform.tfstate" "$kept"
+    rm -f "$work/config/terraform.tfstate.backup"
+    echo "the Terraform state of an earlier instance (now gone) is kept as $kept; this apply starts from an empty state" >&2
+  fi
   local kubectl="$dir/bin/kubectl" kubeconfig="$dir/kubeconfig"
   "$kubectl" --kubeconfig "$kubeconfig" apply --server-side --field-manager=model-fleet-demo \
     -f "$REPO_ROOT/charts/model-fleet-operator/crds/" -f "$CLUSTER_DIR/manifests/gateway.yaml" >/dev/null

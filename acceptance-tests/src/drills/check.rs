@@ -199,7 +199,8 @@ pub async fn converge(
 }
 
 /// TrainingRun names whose Jobs were created (a `create`, or an apply answered 201) more often than the name had
-/// incarnations, since `mark`: a run whose Job was created twice.
+/// incarnations, since `mark`: a run whose Job was created twice. For each such name the audit trail of its Job and
+/// run (every write: time, verb, user, answer) is printed to stderr, the evidence a failing drill leaves.
 ///
 /// Errors: the audit log could not be read.
 pub fn jobs_created_twice(
@@ -208,7 +209,8 @@ pub fn jobs_created_twice(
     fleet: &Fleet,
 ) -> anyhow::Result<usize> {
     let mut creates: BTreeMap<String, usize> = BTreeMap::new();
-    for event in mark.writes()? {
+    let writes = mark.writes()?;
+    for event in &writes {
         let Some(object) = &event.object_ref else {
             continue;
         };
@@ -228,10 +230,43 @@ pub fn jobs_created_twice(
             *creates.entry(name).or_default() += 1;
         }
     }
-    Ok(creates
+    let twice: Vec<&String> = creates
         .iter()
         .filter(|(name, n)| **n > fleet.run_incarnations.get(*name).copied().unwrap_or(0))
-        .count())
+        .map(|(name, _)| name)
+        .collect();
+    for name in &twice {
+        eprintln!(
+            "DRILL evidence: Job {namespace}/{name} created {} times for {} incarnation(s); writes on it and its run:",
+            creates[*name],
+            fleet.run_incarnations.get(*name).copied().unwrap_or(0)
+        );
+        for event in writes.iter().filter(|e| {
+            e.object_ref.as_ref().is_some_and(|o| {
+                o["namespace"] == namespace
+                    && o["name"] == name.as_str()
+                    && (o["resource"] == "jobs" || o["resource"] == "trainingruns")
+            })
+        }) {
+            let object = event.object_ref.as_ref().expect("filtered on it");
+            eprintln!(
+                "  {} {} {}{} by {} -> {}",
+                event.stage_timestamp.as_deref().unwrap_or("?"),
+                event.verb,
+                object["resource"].as_str().unwrap_or_default(),
+                object["subresource"]
+                    .as_str()
+                    .map(|s| format!("/{s}"))
+                    .unwrap_or_default(),
+                event.effective_user(),
+                event
+                    .response_status
+                    .as_ref()
+                    .map_or("?".to_owned(), |s| s["code"].to_string())
+            );
+        }
+    }
+    Ok(twice.len())
 }
 
 /// A background sampler of status regressions: every second it lists the three kinds and counts an object whose
