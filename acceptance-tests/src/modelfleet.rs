@@ -193,3 +193,21 @@ pub fn condition(object: &Value, type_: &str) -> Value {
         .cloned()
         .unwrap_or(Value::Null)
 }
+
+/// The Events (`events.k8s.io/v1`) in `namespace` regarding the object named `name`: `(reason, note)` each.
+pub async fn events(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let events: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(client.clone(), namespace);
+    Ok(events
+        .list(&kube::api::ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
+        .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
+        .collect())
+}

@@ -86,6 +86,9 @@ vocabulary! {
         Suspended,
         /// Suspended=True: `spec.schedule.expiresAt` has passed, so the object is suspended as with `intent: suspended`.
         Expired,
+        /// InferenceService Suspended=True: no KEDA trigger was active for `spec.schedule.suspendAfterIdleSeconds`, so
+        /// the service is suspended as with `intent: suspended` until its spec changes.
+        Idle,
         /// TrainingRun Ready=False, Suspended=True: `spec.cancel` is true (terminal).
         Cancelled,
         /// InferenceService Ready=False: the autoscaler scaled the Deployment to 0 replicas.

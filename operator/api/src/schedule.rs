@@ -13,7 +13,7 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::conditions::{ConditionStatus, ConditionType, DesiredCondition, Reason};
-use crate::{InferenceService, Intent, NextTransition, Schedule, TrainingRun};
+use crate::{InferenceService, Intent, NextTransition, TrainingRun};
 
 /// A kind with `spec.intent` and `spec.schedule` (InferenceService, TrainingRun).
 pub trait Scheduled: Clone {
@@ -21,8 +21,8 @@ pub trait Scheduled: Clone {
     fn intent(&self) -> Option<Intent>;
     /// Replaces `spec.intent`.
     fn set_intent(&mut self, intent: Option<Intent>);
-    /// `spec.schedule`.
-    fn schedule(&self) -> Option<&Schedule>;
+    /// `spec.schedule.expiresAt`.
+    fn expires_at(&self) -> Option<&str>;
 }
 
 macro_rules! scheduled {
@@ -34,8 +34,8 @@ macro_rules! scheduled {
             fn set_intent(&mut self, intent: Option<Intent>) {
                 self.spec.intent = intent;
             }
-            fn schedule(&self) -> Option<&Schedule> {
-                self.spec.schedule.as_ref()
+            fn expires_at(&self) -> Option<&str> {
+                self.spec.schedule.as_ref()?.expires_at.as_deref()
             }
         }
     )+};
@@ -53,11 +53,9 @@ pub struct ScheduleState {
 }
 
 impl ScheduleState {
-    /// The state of `schedule` at `now`.
-    pub fn of(schedule: Option<&Schedule>, now: Timestamp) -> ScheduleState {
-        let expires_at = schedule
-            .and_then(|s| s.expires_at.as_deref())
-            .and_then(|text| text.parse::<Timestamp>().ok());
+    /// The state at `now` of a schedule expiring at `expires_at` (RFC 3339, [`Scheduled::expires_at`]).
+    pub fn of(expires_at: Option<&str>, now: Timestamp) -> ScheduleState {
+        let expires_at = expires_at.and_then(|text| text.parse::<Timestamp>().ok());
         ScheduleState { expires_at, now }
     }
 
@@ -130,6 +128,8 @@ impl ScheduleState {
         }
     }
 }
+
+pub mod idle;
 
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,7 @@ use k8s_openapi::api::batch::v1::{Job, JobCondition, JobSpec, JobStatus};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimStatus};
 use model_fleet_api::conditions::{self, ConditionType, DesiredCondition, Reason};
 use model_fleet_api::render::{self, RenderConfig, check_datasets};
+use model_fleet_api::schedule::{Scheduled, idle};
 use model_fleet_api::status::{dataset, inference, training};
 use model_fleet_api::{Dataset, InferenceService, Intent, TrainingRun};
 use serde_json::json;
@@ -153,7 +154,30 @@ fn inference_reasons() -> Vec<DesiredCondition> {
         out.push(inference::scaling_ready(&scaling));
     }
     out.push(inference::degraded(&out.clone()));
+    out.extend(idle_reasons());
     out
+}
+
+/// `Idle`: a service idle past `suspendAfterIdleSeconds` (schedule::idle decides and annotates).
+fn idle_reasons() -> Vec<DesiredCondition> {
+    let mut idle = isvc(json!({"model": {"name": "m"}, "container": {"image": "i"},
+        "scaling": {"triggers": [{"type": "kafka", "metadata": {"topic": "t"}}]},
+        "schedule": {"suspendAfterIdleSeconds": 60}}));
+    let now: k8s_openapi::jiff::Timestamp = "2026-06-01T00:10:00Z".parse().unwrap();
+    let quiet = idle::Activity {
+        active: false,
+        last_active: Some("2026-06-01T00:00:00Z".parse().unwrap()),
+        created: None,
+    };
+    idle.status = Some(Default::default());
+    let mut decided = idle::evaluate(&idle, Some(quiet), now);
+    assert_eq!(decided.change, None, "the first look only starts the count");
+    idle.status.as_mut().unwrap().idle = decided.status.clone();
+    decided = idle::evaluate(&idle, Some(quiet), "2026-06-01T00:11:00Z".parse().unwrap());
+    assert_eq!(decided.change, Some(idle::IdleChange::Suspended));
+    let mut conditions = vec![inference::suspended(Intent::Suspended)];
+    idle::annotate(&idle, &decided, None, &mut conditions);
+    conditions
 }
 
 fn job(suspend: bool, condition: Option<&str>) -> Job {
@@ -239,7 +263,7 @@ fn training_reasons() -> Vec<DesiredCondition> {
     let expired = run(json!({"container": {"image": "i"}, "intent": "suspended",
         "schedule": {"expiresAt": "2026-01-01T00:00:00Z"}}));
     let schedule = model_fleet_api::schedule::ScheduleState::of(
-        expired.spec.schedule.as_ref(),
+        expired.expires_at(),
         "2026-06-01T00:00:00Z".parse().unwrap(),
     );
     let rendered = render::render_training(&expired, &[], &config);

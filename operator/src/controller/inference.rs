@@ -31,10 +31,10 @@ use model_fleet_api::render::{
     LiveReplicas, RenderError, RenderedInference, ReplicaPlan, ScaledObject, replica_plan,
 };
 use model_fleet_api::routing::Conflict;
-use model_fleet_api::schedule::ScheduleState;
+use model_fleet_api::schedule::{ScheduleState, Scheduled, idle as schedule_idle};
 use model_fleet_api::status::Draft;
 use model_fleet_api::status::inference as status;
-use model_fleet_api::{InferenceService, InferenceServiceStatus};
+use model_fleet_api::{InferenceService, InferenceServiceStatus, Intent};
 
 use super::apply::{self, ApplyOutcome, Child};
 use super::context::Context;
@@ -42,6 +42,7 @@ use super::discovery::{Dependencies, http_route_resource, scaled_object_resource
 use super::error::{Error, Result};
 use super::events;
 
+mod idle;
 mod observe;
 pub(crate) mod routes;
 
@@ -142,8 +143,12 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
     let deps = fetch(ctx).await?;
     // Scheduled suspend: every step below sees the effective intent; the spec's own is kept for the status.
     let own_intent = isvc.spec.intent;
-    let schedule = ScheduleState::of(isvc.spec.schedule.as_ref(), Timestamp::now());
-    let effective = schedule.effective(isvc);
+    let now = Timestamp::now();
+    let schedule = ScheduleState::of(isvc.expires_at(), now);
+    let mut effective = schedule.effective(isvc);
+    if schedule_idle::suspended(isvc) && effective.spec.intent != Some(Intent::Suspended) {
+        effective.to_mut().spec.intent = Some(Intent::Suspended);
+    }
     let isvc = effective.as_ref();
     let RenderedInference { facts, children } = render::render_inference(isvc, &ctx.config.render);
     let children = match children {
@@ -164,6 +169,8 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
     }
     schedule.annotate(own_intent, &mut draft.conditions);
     draft.status.next_transition = schedule.next_transition(own_intent);
+    let idle = idle::evaluate(isvc, facts.intent, applied.scaled_object.as_ref(), now);
+    idle::annotate(isvc, &idle, own_intent, &mut draft);
     // A service in a hostname conflict is retried soon: the holder may drop the claim without a change that the
     // contenders watch can attribute to this service.
     let settled = applied.conflict.is_none()
@@ -173,9 +180,9 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
             .find(|c| c.type_ == ConditionType::Ready)
             .is_some_and(status::settled);
     write(ctx, isvc, &owner, draft).await?;
-    Ok(Action::requeue(
-        schedule.requeue_within(requeue_after(ctx, settled)),
-    ))
+    idle::announce(ctx, isvc, &idle).await;
+    let requeue = schedule.requeue_within(requeue_after(ctx, settled));
+    Ok(Action::requeue(idle::requeue_within(&idle, now, requeue)))
 }
 
 /// fetch: which optional CRDs exist (cached discovery).

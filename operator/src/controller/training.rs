@@ -31,7 +31,7 @@ use model_fleet_api::names::label_value;
 use model_fleet_api::render::{
     self, LABEL_TRAINING, RenderedTraining, TrainingChildren, TrainingFacts,
 };
-use model_fleet_api::schedule::ScheduleState;
+use model_fleet_api::schedule::{ScheduleState, Scheduled};
 use model_fleet_api::status::Draft;
 use model_fleet_api::status::training::{self as status, job_outcome, may_create_job};
 use model_fleet_api::{Dataset, TrainingPhase, TrainingRun, TrainingRunStatus};
@@ -123,7 +123,7 @@ async fn pipeline(run: &TrainingRun, ctx: &Context) -> Result<Action> {
     let owner = Owner::of(run)?;
     // Scheduled suspend: every step below sees the effective intent; the spec's own is kept for the status.
     let own_intent = run.spec.intent;
-    let schedule = ScheduleState::of(run.spec.schedule.as_ref(), Timestamp::now());
+    let schedule = ScheduleState::of(run.expires_at(), Timestamp::now());
     let effective = schedule.effective(run);
     let run = effective.as_ref();
     let fetched = fetch(ctx, run, &owner).await?;

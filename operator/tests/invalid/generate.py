@@ -76,6 +76,7 @@ FULL = {
                 ],
             },
             "gateway": {"hostnames": ["model.localhost"], "pathPrefix": "/"},
+            "schedule": {"suspendAfterIdleSeconds": 600},
         },
     },
     "TrainingRun": {
@@ -181,6 +182,8 @@ def cel_cases():
         ("isvc-cpu-trigger-cannot-reach-zero", "spec.replicas", "cannot scale to zero",
          [base(i, container={"image": "img", "resources": {"requests": {"memory": "1Gi"}}}, replicas={"min": 0, "max": 3},
                scaling={"triggers": [{"type": "memory", "metadata": {"value": "50"}, "metricType": "Utilization"}]})]),
+        ("isvc-suspend-after-idle-needs-triggers", "spec.schedule.suspendAfterIdleSeconds", "needs scaling.triggers",
+         [base(i, schedule={"suspendAfterIdleSeconds": 600})]),
     ]
     t = "TrainingRun"
     cases += [

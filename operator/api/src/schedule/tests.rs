@@ -5,10 +5,7 @@ fn at(text: &str) -> Timestamp {
 }
 
 fn state(expires_at: Option<&str>, now: &str) -> ScheduleState {
-    let schedule = Schedule {
-        expires_at: expires_at.map(str::to_owned),
-    };
-    ScheduleState::of(Some(&schedule), at(now))
+    ScheduleState::of(expires_at, at(now))
 }
 
 #[test]

@@ -99,6 +99,8 @@ fn facts_status(isvc: &InferenceService, facts: &InferenceFacts) -> InferenceSer
         per_gpu_memory_gib: facts.per_gpu_memory_gib(),
         kv_cache: crate::KvCacheStatus::of(facts.budget.as_ref()),
         next_transition: None,
+        // Kept until the reconcile evaluates idleness again (a refused render must not forget an idle suspension).
+        idle: isvc.status.as_ref().and_then(|s| s.idle.clone()),
         effective: Some(facts.effective.clone()),
     }
 }

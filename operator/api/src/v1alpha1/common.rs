@@ -255,30 +255,6 @@ pub enum Placement {
     Replicated,
 }
 
-/// When the operator suspends the object on its own (issue 22, "scheduled suspend"); the spec is never rewritten:
-/// the schedule changes the effective intent, and `status.nextTransition` says what happens next.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Schedule {
-    /// RFC 3339 time (e.g. `2026-12-31T18:00:00Z`) from which the object is suspended, as with `intent: suspended`
-    /// (a service goes to 0 replicas with KEDA paused; a run's Job is suspended, resumable). A later time, or no
-    /// schedule, resumes it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 64), extend("format" = "date-time"))]
-    pub expires_at: Option<String>,
-}
-
-/// A transition the schedule will make (`status.nextTransition`).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NextTransition {
-    /// When, RFC 3339 (UTC).
-    #[schemars(length(max = 64))]
-    pub at: String,
-    /// The effective intent from then on.
-    pub intent: Intent,
-}
-
 /// Element type of the KV cache, by its usual name; its size in bytes is [`KvDtype::bytes`].
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]

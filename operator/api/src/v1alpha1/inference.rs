@@ -246,13 +246,15 @@ pub struct Gateway {
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!has(self.scaling) || !has(self.scaling.triggers) || self.scaling.triggers.all(t, !(t.type in ['cpu', 'memory']) || (has(self.container.resources) && has(self.container.resources.requests) && t.type in self.container.resources.requests))").message(Message::Message("scaling.triggers: a cpu or memory trigger needs container.resources.requests for that resource (KEDA rule): add the request".into())).field_path(".scaling.triggers"))]
 #[x_kube(validation = Rule::new("!has(self.scaling) || !has(self.scaling.triggers) || size(self.scaling.triggers) == 0 || self.scaling.triggers.exists(t, !(t.type in ['cpu', 'memory'])) || ((!has(self.replicas) || !has(self.replicas.min) || self.replicas.min >= 1) && (!has(self.replicas) || !has(self.replicas.idleReplicaCount)))").message(Message::Message("replicas: cpu and memory triggers alone cannot scale to zero (KEDA rule): set replicas.min >= 1 and drop idleReplicaCount, or add a queue-style trigger".into())).field_path(".replicas"))]
+#[x_kube(validation = Rule::new("!has(self.schedule) || !has(self.schedule.suspendAfterIdleSeconds) || (has(self.scaling) && has(self.scaling.triggers) && size(self.scaling.triggers) > 0)").message(Message::Message("schedule.suspendAfterIdleSeconds needs scaling.triggers: KEDA's activity is the only idle signal; add a trigger or remove suspendAfterIdleSeconds".into())).field_path(".schedule.suspendAfterIdleSeconds"))]
 pub struct InferenceServiceSpec {
     /// `automatic` (absent), `active` or `suspended`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intent: Option<Intent>,
-    /// Scheduled suspend (`expiresAt`): the effective intent becomes `suspended` at that time.
+    /// Scheduled suspend (`expiresAt`) and suspend after idle (`suspendAfterIdleSeconds`): the effective intent
+    /// becomes `suspended` at that time.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub schedule: Option<crate::Schedule>,
+    pub schedule: Option<crate::ServiceSchedule>,
     /// The model served.
     pub model: Model,
     /// The serving container.
@@ -345,6 +347,9 @@ pub struct InferenceServiceStatus {
     /// What `spec.schedule` will do next, while it has not happened yet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_transition: Option<crate::NextTransition>,
+    /// The idle period counted for `spec.schedule.suspendAfterIdleSeconds`, and the idle suspension while it lasts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle: Option<crate::IdleStatus>,
     /// Effective defaults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub effective: Option<InferenceEffective>,
