@@ -94,13 +94,9 @@ impl ScheduleState {
         })
     }
 
-    /// `requeue` shortened to reach the next transition (at least 1 s later, so a clock at the boundary does not spin).
+    /// `requeue` shortened to reach the next transition ([`requeue_until`]).
     pub fn requeue_within(&self, requeue: Duration) -> Duration {
-        let Some(at) = self.expires_at.filter(|at| *at > self.now) else {
-            return requeue;
-        };
-        let until = Duration::try_from(at.duration_since(self.now)).unwrap_or(requeue);
-        requeue.min(until.max(Duration::from_secs(1)))
+        requeue_until(self.now, self.expires_at, requeue)
     }
 
     /// Once expired, the `Suspended` condition says so: `True, Expired` with the time, unless the spec itself asks for
@@ -127,6 +123,16 @@ impl ScheduleState {
             );
         }
     }
+}
+
+/// `requeue` shortened to reach `at` when it lies ahead of `now` (at least 1 s later, so a clock at the boundary does
+/// not spin); `requeue` unchanged without a time ahead. Shared by `expiresAt` and suspend after idle.
+pub fn requeue_until(now: Timestamp, at: Option<Timestamp>, requeue: Duration) -> Duration {
+    let Some(at) = at.filter(|at| *at > now) else {
+        return requeue;
+    };
+    let until = Duration::try_from(at.duration_since(now)).unwrap_or(requeue);
+    requeue.min(until.max(Duration::from_secs(1)))
 }
 
 pub mod idle;

@@ -8,6 +8,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::Resource;
 use kube::api::DynamicObject;
 use model_fleet_api::schedule::idle::{self, Activity, Idle, IdleChange};
+use model_fleet_api::schedule::requeue_until;
 use model_fleet_api::status::Draft;
 use model_fleet_api::{InferenceService, InferenceServiceStatus, Intent, NextTransition};
 
@@ -25,6 +26,10 @@ pub fn evaluate(
     scaled_object: Option<&DynamicObject>,
     now: Timestamp,
 ) -> Idle {
+    // Most services have no idle limit: no ScaledObject to read for them.
+    if idle::after(isvc).is_none() {
+        return Idle::default();
+    }
     let activity = (intent != Intent::Suspended)
         .then(|| scaled_object.and_then(|so| serde_json::to_value(so).ok()))
         .flatten()
@@ -68,11 +73,7 @@ pub fn requeue_within(outcome: &Idle, now: Timestamp, requeue: Duration) -> Dura
     if outcome.change == Some(IdleChange::Suspended) {
         return APPLY_SUSPENSION;
     }
-    let Some(at) = outcome.suspend_at.filter(|at| *at > now) else {
-        return requeue;
-    };
-    let until = Duration::try_from(at.duration_since(now)).unwrap_or(requeue);
-    requeue.min(until.max(Duration::from_secs(1)))
+    requeue_until(now, outcome.suspend_at, requeue)
 }
 
 /// A Normal Event for a transition (`IdleSuspended`, `IdleResumed`).
