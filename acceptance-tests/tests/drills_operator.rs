@@ -220,8 +220,23 @@ async fn control_plane_drill(
         operator.log_tail()
     );
     figures.assert_zeros(name);
-    assert_eq!(after, 0.0, "reconcile errors after convergence");
+    assert_eq!(
+        after,
+        0.0,
+        "reconcile errors after convergence (seed {seed}); the operator's last failed reconciles:\n{}",
+        failed_reconciles(&operator)
+    );
     Ok(())
+}
+
+/// The last 30 `reconcile failed` / `reconcile waits` lines of the operator's log (what a drill's error count is).
+fn failed_reconciles(operator: &OperatorProcess) -> String {
+    let text = std::fs::read_to_string(&operator.log).unwrap_or_default();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("reconcile failed") || l.contains("reconcile waits"))
+        .collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
 }
 
 /// `cluster.sh restart INSTANCE COMPONENT`.
