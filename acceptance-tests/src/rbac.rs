@@ -32,9 +32,16 @@ pub fn lease_rules() -> anyhow::Result<Vec<Value>> {
     rules_file("lease-rules.yaml")
 }
 
+/// The rules in the KEDA HTTP add-on's namespace (`http-add-on-rules.yaml`; a Role there in the chart).
+///
+/// Errors: as [`operator_rules`].
+pub fn http_add_on_rules() -> anyhow::Result<Vec<Value>> {
+    rules_file("http-add-on-rules.yaml")
+}
+
 /// A kubeconfig for `user` (a client certificate of the instance CA) bound cluster-wide to a ClusterRole with
-/// `rules` plus the lease rules (tests put each operator's Lease in its own namespace, so the lease rules are bound
-/// cluster-wide here; the chart binds them in its namespace only).
+/// `rules` plus the lease and HTTP add-on rules (tests put each operator's Lease, and the add-on's namespace, in its
+/// own namespace, so those rules are bound cluster-wide here; the chart binds them in their namespaces only).
 ///
 /// Errors: kubectl's message.
 pub fn kubeconfig_with_rules(
@@ -44,6 +51,7 @@ pub fn kubeconfig_with_rules(
 ) -> anyhow::Result<PathBuf> {
     let mut all = rules.to_vec();
     all.extend(lease_rules()?);
+    all.extend(http_add_on_rules()?);
     kubeconfig_with_exact_rules(cluster, user, &all)
 }
 

@@ -6,7 +6,7 @@
 
 use acceptance_tests::Cluster;
 use acceptance_tests::chart::{CHART, Helm, PROFILES, find, workspace_version};
-use acceptance_tests::rbac::{lease_rules, operator_rules};
+use acceptance_tests::rbac::{http_add_on_rules, lease_rules, operator_rules};
 use serde_json::{Value, json};
 
 const RELEASE: &str = "model-fleet";
@@ -183,6 +183,53 @@ fn two_replicas_get_a_disruption_budget_and_slack_stays_off_by_default() {
     );
 }
 
+/// `httpAddOn` off (the default): no Role in the add-on's namespace and no `--http-*` flag (the operator's defaults).
+/// On: a Role with exactly `http-add-on-rules.yaml` in its namespace, bound to the operator, and the four flags, the
+/// scaler's address derived from the namespace unless given.
+#[test]
+fn the_http_add_on_role_and_flags_render_only_when_enabled() {
+    let http_args = |objects: &[Value]| -> Vec<String> {
+        container(objects)["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| {
+                a.as_str()
+                    .filter(|a| a.starts_with("--http-"))
+                    .map(str::to_owned)
+            })
+            .collect()
+    };
+    let off = template("kind", &[]);
+    assert!(find(&off, "Role", &format!("{RELEASE}-http-add-on")).is_none());
+    assert!(http_args(&off).is_empty(), "{:?}", http_args(&off));
+
+    let on = template(
+        "kind",
+        &[
+            "--set",
+            "httpAddOn.enabled=true",
+            "--set",
+            "httpAddOn.namespace=http",
+        ],
+    );
+    let role = find(&on, "Role", &format!("{RELEASE}-http-add-on")).expect("the add-on Role");
+    assert_eq!(role["metadata"]["namespace"], "http");
+    assert_eq!(role["rules"], Value::Array(http_add_on_rules().unwrap()));
+    let binding = find(&on, "RoleBinding", &format!("{RELEASE}-http-add-on")).expect("its binding");
+    assert_eq!(binding["metadata"]["namespace"], "http");
+    assert_eq!(binding["subjects"][0]["namespace"], NAMESPACE);
+    assert_eq!(
+        http_args(&on),
+        [
+            "--http-add-on-namespace=http",
+            "--http-interceptor-service=keda-add-ons-http-interceptor-proxy",
+            "--http-interceptor-port=8080",
+            "--http-scaler-address=keda-add-ons-http-external-scaler.http:9090",
+        ]
+    );
+}
+
 /// `values.schema.json` refuses a typo'd key, a wrong type and an unknown profile, naming the key.
 #[test]
 fn a_typo_or_a_wrong_type_in_values_fails_with_the_key_named() {
@@ -193,6 +240,9 @@ fn a_typo_or_a_wrong_type_in_values_fails_with_the_key_named() {
         ("profile=aks", "profile"),
         ("operator.logFormatt=json", "logFormatt"),
         ("image.pullPolicy=Sometimes", "pullPolicy"),
+        ("httpAddOn.interceptorPort=0", "interceptorPort"),
+        ("httpAddOn.namespace=KEDA", "namespace"),
+        ("httpAddOn.scalerAdress=x:1", "scalerAdress"),
     ] {
         let out = helm
             .run(&["template", RELEASE, CHART, "--set", set])

@@ -14,7 +14,9 @@ use std::time::Duration;
 use acceptance_tests::chart::{Helm, find};
 use acceptance_tests::inference::{create_gateway, echo_spec};
 use acceptance_tests::modelfleet::{api, bound_claim, create};
-use acceptance_tests::rbac::{kubeconfig_with_exact_rules, lease_rules, operator_rules};
+use acceptance_tests::rbac::{
+    http_add_on_rules, kubeconfig_with_exact_rules, lease_rules, operator_rules,
+};
 use acceptance_tests::{Cluster, OperatorProcess, TestNamespace, wait_for};
 use serde_json::{Value, json};
 
@@ -36,6 +38,13 @@ async fn exercise(cluster: &Cluster, client: &kube::Client, ns: &str) -> anyhow:
     served["scaling"] = json!({"triggers": [{"type": "redis",
         "metadata": {"address": "redis.ml.svc:6379", "listName": "q", "listLength": "5"}}]});
     create(client, ns, object("InferenceService", "served", served)).await?;
+    // scaling.http: the InterceptorRoute (cluster-wide rule) and the ReferenceGrant in the add-on's namespace, which
+    // each test operator is told is its own namespace (the Role of http-add-on-rules.yaml).
+    let mut woken = echo_spec();
+    woken["replicas"] = json!({"min": 0, "max": 2});
+    woken["scaling"] = json!({"http": {}});
+    woken["gateway"]["pathPrefix"] = json!("/woken");
+    create(client, ns, object("InferenceService", "woken", woken)).await?;
     let mut pending = echo_spec();
     pending.as_object_mut().unwrap().remove("gateway");
     pending["gpu"] = json!({"count": 0, "nodeSelector": {"modelfleet.io/no-such-node": "true"}});
@@ -135,12 +144,13 @@ async fn start(
     let user = format!("model-fleet-rbac-{}", ns.name());
     let kubeconfig = kubeconfig_with_exact_rules(cluster, &user, &rules)?;
     let gateway = format!("--default-gateway={}/shared", ns.name());
+    let add_on = format!("--http-add-on-namespace={}", ns.name());
     let operator = OperatorProcess::start(
         cluster,
         &kubeconfig,
         ns.name(),
         "mf",
-        &["--resync-seconds", "5", &gateway],
+        &["--resync-seconds", "5", &gateway, &add_on],
         &[],
     );
     // With every rule it must start; without one it may stop at once, and what it printed is checked below.
@@ -160,9 +170,14 @@ async fn start(
 async fn every_rule_of_the_operator_role_is_needed_and_none_is_missing() -> anyhow::Result<()> {
     let cluster = Cluster::connect()?;
     let client = cluster.client().await?;
-    let (operator, lease) = (operator_rules()?, lease_rules()?);
+    let (operator, lease, add_on) = (operator_rules()?, lease_rules()?, http_add_on_rules()?);
     let mut variants = Vec::new();
-    let all: Vec<Value> = operator.iter().chain(&lease).cloned().collect();
+    let all: Vec<Value> = operator
+        .iter()
+        .chain(&lease)
+        .chain(&add_on)
+        .cloned()
+        .collect();
     variants.push(start(&cluster, 0, None, all.clone()).await?);
     for (i, rule) in all.iter().enumerate() {
         let rest: Vec<Value> = all

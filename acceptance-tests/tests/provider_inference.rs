@@ -806,7 +806,7 @@ resource "modelfleet_inference" "llama" {{
     );
     assert!(
         text.contains(
-            "Warning: Scale to zero without a trigger that can wake it (ScaleFromZeroUnreachable)"
+            "Warning: Scale to zero without a trigger that can wake it (ScaleToZeroUnwakeable)"
         ) && text.contains("scaling.triggers[0] (prometheus on the model's own vllm: metrics)"),
         "{text}"
     );
@@ -833,7 +833,7 @@ resource "modelfleet_inference" "llama" {{
     };
     assert_eq!(
         reason("ScalingReady").as_deref(),
-        Some("False/ScaleFromZeroUnreachable"),
+        Some("False/ScaleToZeroUnwakeable"),
         "{object}"
     );
     let degraded = object["status"]["conditions"]

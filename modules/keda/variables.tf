@@ -54,3 +54,23 @@ variable "timeout_seconds" {
     error_message = "timeout_seconds must be between 30 and 3600."
   }
 }
+
+variable "http_add_on" {
+  description = "The KEDA HTTP add-on (chart keda-add-ons-http of the same repository, into KEDA's namespace), needed by InferenceServices with scaling.http: install it or not, its chart version, the chart name (or a local folder / .tgz when repository is null) and extra chart values."
+  type = object({
+    enabled = optional(bool, false)
+    version = optional(string, "0.15.0")
+    chart   = optional(string, "keda-add-ons-http")
+    values  = optional(any, {})
+  })
+  default  = { enabled = false, version = "0.15.0" }
+  nullable = false
+  validation {
+    condition     = can(regex("^[0-9]+\\.[0-9]+\\.[0-9]+$", var.http_add_on.version))
+    error_message = "http_add_on.version must be a version like \"0.15.0\" (no leading v)."
+  }
+  validation {
+    condition     = length(trimspace(var.http_add_on.chart)) > 0
+    error_message = "http_add_on.chart must not be empty: \"keda-add-ons-http\", or a local path when repository is null."
+  }
+}

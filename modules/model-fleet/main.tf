@@ -14,6 +14,16 @@ locals {
       }
     },
     length(local.image) > 0 ? { image = local.image } : {},
+    # Only when enabled: the chart's default is off, and a disabled add-on leaves the values as they were.
+    var.http_add_on.enabled ? {
+      httpAddOn = {
+        enabled            = true
+        namespace          = var.http_add_on.namespace
+        interceptorService = var.http_add_on.interceptor_service
+        interceptorPort    = var.http_add_on.interceptor_port
+        scalerAddress      = var.http_add_on.scaler_address == null ? "" : var.http_add_on.scaler_address
+      }
+    } : {},
     var.values,
   )
 }

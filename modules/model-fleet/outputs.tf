@@ -27,3 +27,8 @@ output "crd_names" {
   description = "Model Fleet CRDs applied by Terraform (empty when manage_crds is false)."
   value       = sort([for f in keys(kubectl_manifest.crd) : yamldecode(file("${local.chart_path}/crds/${f}")).metadata.name])
 }
+
+output "http_add_on_namespace" {
+  description = "Namespace of the KEDA HTTP add-on the operator is wired to (its ReferenceGrants and Role live there), or null when http_add_on is off."
+  value       = var.http_add_on.enabled ? var.http_add_on.namespace : null
+}

@@ -99,3 +99,28 @@ variable "manage_crds" {
   type        = bool
   default     = true
 }
+
+variable "http_add_on" {
+  description = "Wake from zero on HTTP requests (scaling.http) through the KEDA HTTP add-on, which must be installed (modules/keda's http_add_on; its output of the same name fits here): the chart's httpAddOn values, which give the operator its --http-* flags and a Role for its ReferenceGrants in the add-on's namespace. scaler_address null means keda-add-ons-http-external-scaler.<namespace>:9090."
+  type = object({
+    enabled             = optional(bool, false)
+    namespace           = optional(string, "keda")
+    interceptor_service = optional(string, "keda-add-ons-http-interceptor-proxy")
+    interceptor_port    = optional(number, 8080)
+    scaler_address      = optional(string)
+  })
+  default  = { enabled = false }
+  nullable = false
+  validation {
+    condition     = can(regex("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", var.http_add_on.namespace)) && can(regex("^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$", var.http_add_on.interceptor_service))
+    error_message = "http_add_on.namespace must be a DNS label and http_add_on.interceptor_service a Service name (DNS-1035 label), e.g. { namespace = \"keda\", interceptor_service = \"keda-add-ons-http-interceptor-proxy\" }."
+  }
+  validation {
+    condition     = floor(var.http_add_on.interceptor_port) == var.http_add_on.interceptor_port && var.http_add_on.interceptor_port >= 1 && var.http_add_on.interceptor_port <= 65535
+    error_message = "http_add_on.interceptor_port must be a TCP port, 1..65535 (the add-on chart's interceptor.proxy.port, default 8080)."
+  }
+  validation {
+    condition     = var.http_add_on.scaler_address == null || can(regex("^[a-z0-9]([-a-z0-9.]*[a-z0-9])?:[0-9]{1,5}$", coalesce(var.http_add_on.scaler_address, "-")))
+    error_message = "http_add_on.scaler_address must be host:port of the add-on's external scaler, e.g. \"keda-add-ons-http-external-scaler.keda:9090\", or null for that default."
+  }
+}

@@ -23,7 +23,7 @@ fn examples() -> Vec<String> {
 fn render(text: &str) {
     let config = RenderConfig {
         default_gateway: Some("model-fleet-system/model-fleet".parse().unwrap()),
-        training_default_env: Vec::new(),
+        ..RenderConfig::default()
     };
     let _ = render_manifests(text, "default", &config);
 }

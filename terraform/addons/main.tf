@@ -1,6 +1,7 @@
-# Model Fleet onto an existing cluster: Gateway API CRDs, KEDA, the Model Fleet chart from the local
-# path, and optionally the NVIDIA GPU Operator (bare metal). The cluster's CNI and Gateway controller
-# (Cilium) are the cluster's own; terraform/kind installs them for a local cluster.
+# Model Fleet onto an existing cluster: Gateway API CRDs, KEDA (and its HTTP add-on with
+# http_add_on), the Model Fleet chart from the local path, and optionally the NVIDIA GPU Operator
+# (bare metal). The cluster's CNI and Gateway controller (Cilium) are the cluster's own;
+# terraform/kind installs them for a local cluster.
 provider "helm" {
   kubernetes {
     config_path    = var.kubeconfig_path
@@ -26,6 +27,7 @@ module "keda" {
   repository    = var.keda.repository
   chart         = var.keda.chart
   chart_version = var.keda.chart_version
+  http_add_on   = { enabled = var.http_add_on.enabled, version = var.http_add_on.version, chart = var.http_add_on.chart }
 }
 
 module "gpu_operator" {
@@ -46,6 +48,12 @@ module "model_fleet" {
   image_tag        = var.image_tag
   gateway          = var.gateway
   values           = var.model_fleet_values
-  # The chart's shared Gateway needs the Gateway API CRDs; ScaledObjects need KEDA's.
+  # Installed here with KEDA, the add-on runs in KEDA's namespace; otherwise where http_add_on.namespace says.
+  http_add_on = {
+    enabled   = var.http_add_on.enabled
+    namespace = coalesce(try(module.keda[0].http_add_on_namespace, null), var.http_add_on.namespace)
+  }
+  # The chart's shared Gateway needs the Gateway API CRDs; ScaledObjects need KEDA's (and the HTTP add-on's Role its
+  # namespace).
   depends_on = [module.gateway_api_crds, module.keda]
 }

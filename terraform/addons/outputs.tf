@@ -22,3 +22,8 @@ output "keda_namespace" {
   description = "Namespace of KEDA, or null when not installed here."
   value       = try(module.keda[0].namespace, null)
 }
+
+output "http_add_on_namespace" {
+  description = "Namespace of the KEDA HTTP add-on the operator is wired to, or null when http_add_on is off."
+  value       = module.model_fleet.http_add_on_namespace
+}

@@ -96,6 +96,18 @@ variable "keda" {
   default = { install = true }
 }
 
+variable "http_add_on" {
+  description = "Wake from zero on HTTP requests (scaling.http): the KEDA HTTP add-on, installed with KEDA when keda.install (chart from keda.repository; a local .tgz when that is null), and the operator wired to it. With keda.install false the add-on must already run in namespace. Off by default."
+  type = object({
+    enabled   = optional(bool, false)
+    version   = optional(string, "0.15.0")
+    chart     = optional(string, "keda-add-ons-http")
+    namespace = optional(string, "keda")
+  })
+  default  = { enabled = false }
+  nullable = false
+}
+
 variable "gpu_operator" {
   description = "NVIDIA GPU Operator, for bare-metal clusters with GPUs (off by default; EKS and GKE bring their own drivers and device plugins)."
   type = object({

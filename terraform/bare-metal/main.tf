@@ -1,7 +1,7 @@
-# Model Fleet on bare metal with MicroK8s: the chart's microk8s profile, KEDA, Gateway API CRDs, the
-# NVIDIA GPU Operator wired to MicroK8s' containerd, and the modelfleet.io/gpu-class labels derived
-# from GPU Feature Discovery's nvidia.com/gpu.memory (module gpu-class-labels, the rule of
-# docs/GPU_CAPACITY.md).
+# Model Fleet on bare metal with MicroK8s: the chart's microk8s profile, KEDA (and its HTTP add-on
+# with http_add_on), Gateway API CRDs, the NVIDIA GPU Operator wired to MicroK8s' containerd, and
+# the modelfleet.io/gpu-class labels derived from GPU Feature Discovery's nvidia.com/gpu.memory
+# (module gpu-class-labels, the rule of docs/GPU_CAPACITY.md).
 provider "helm" {
   kubernetes {
     config_path    = var.kubeconfig_path
@@ -22,8 +22,9 @@ module "gateway_api_crds" {
 }
 
 module "keda" {
-  source = "../../modules/keda"
-  count  = var.install_keda ? 1 : 0
+  source      = "../../modules/keda"
+  count       = var.install_keda ? 1 : 0
+  http_add_on = { enabled = var.http_add_on.enabled, version = var.http_add_on.version }
 }
 
 module "gpu_operator" {
@@ -51,5 +52,7 @@ module "model_fleet" {
   profile          = "microk8s"
   image_repository = var.image_repository
   image_tag        = var.image_tag
-  depends_on       = [module.gateway_api_crds, module.keda]
+  # Installed here with KEDA, the add-on runs in KEDA's namespace; otherwise in "keda" (the module's default).
+  http_add_on = { enabled = var.http_add_on.enabled, namespace = try(module.keda[0].http_add_on_namespace, null) }
+  depends_on  = [module.gateway_api_crds, module.keda]
 }

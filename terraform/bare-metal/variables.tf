@@ -56,6 +56,16 @@ variable "install_keda" {
   default     = true
 }
 
+variable "http_add_on" {
+  description = "Wake from zero on HTTP requests (scaling.http): the KEDA HTTP add-on installed with KEDA (install_keda; otherwise it must already run in namespace keda) and the operator wired to it. Off by default."
+  type = object({
+    enabled = optional(bool, false)
+    version = optional(string, "0.15.0")
+  })
+  default  = { enabled = false }
+  nullable = false
+}
+
 variable "gpu_operator" {
   description = "NVIDIA GPU Operator (driver optional: false when the hosts already have the NVIDIA driver)."
   type = object({

@@ -1,7 +1,8 @@
 # A disposable kind cluster for Model Fleet: one control-plane node and one worker, no default CNI
 # and no kube-proxy; Gateway API CRDs v1.4.1; Cilium as kube-proxy replacement with its Gateway
-# controller in host-network mode, Hubble Relay and UI and OpenMetrics; KEDA; Model Fleet from the
-# local chart (profile kind); the control-plane's port 80 mapped to 127.0.0.1:host_port, so
+# controller in host-network mode, Hubble Relay and UI and OpenMetrics; KEDA (and its HTTP add-on
+# with http_add_on); Model Fleet from the local chart (profile kind); the control-plane's port 80
+# mapped to 127.0.0.1:host_port, so
 #   curl -H 'Host: model.localhost' http://127.0.0.1:8080/
 # reaches the echo example. Run through `make kind-up` (it first creates the cluster alone:
 # the providers below read the kubeconfig kind writes).
@@ -108,8 +109,9 @@ module "cilium" {
 }
 
 module "keda" {
-  source     = "../../modules/keda"
-  depends_on = [module.cilium]
+  source      = "../../modules/keda"
+  http_add_on = { enabled = var.http_add_on.enabled, version = var.http_add_on.version }
+  depends_on  = [module.cilium]
 }
 
 module "model_fleet" {
@@ -118,6 +120,7 @@ module "model_fleet" {
   profile          = "kind"
   image_repository = var.image_repository
   image_tag        = var.image_tag
+  http_add_on      = { enabled = var.http_add_on.enabled, namespace = module.keda.http_add_on_namespace }
   depends_on       = [module.cilium, module.keda, terraform_data.operator_image]
 }
 

@@ -95,3 +95,13 @@ variable "apply_echo_example" {
   type        = bool
   default     = true
 }
+
+variable "http_add_on" {
+  description = "Wake from zero on HTTP requests (scaling.http): the KEDA HTTP add-on installed with KEDA and the operator wired to it. Off by default."
+  type = object({
+    enabled = optional(bool, false)
+    version = optional(string, "0.15.0")
+  })
+  default  = { enabled = false }
+  nullable = false
+}

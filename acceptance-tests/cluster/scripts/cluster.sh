@@ -242,9 +242,10 @@ cmd_up() {
   fi
 
   if [ $upstream_crds = 1 ]; then
-    log "installing Gateway API ${GATEWAY_API_VERSION} and KEDA ${KEDA_VERSION} CRDs"
+    log "installing Gateway API ${GATEWAY_API_VERSION}, KEDA ${KEDA_VERSION} and KEDA HTTP add-on ${KEDA_HTTP_ADD_ON_VERSION} CRDs"
     local crds; crds=$("$CLUSTER_DIR/scripts/upstream-crds.sh")
-    kc apply --server-side --field-manager=model-fleet-cluster -f "$crds/gateway-api/" -f "$crds/keda/" >/dev/null
+    kc apply --server-side --field-manager=model-fleet-cluster -f "$crds/gateway-api/" -f "$crds/keda/" \
+      -f "$crds/keda-http/" >/dev/null
     kc wait --for=condition=Established crd --all --timeout=60s >/dev/null
   fi
   touch "$dir/ready" # only a completed start-up is reused by the next `up`

@@ -3,8 +3,9 @@
 # in versions.env (`go mod download -json`, checksum-verified by the Go module proxy's sum database):
 #   Gateway API  sigs.k8s.io/gateway-api            config/crd/standard/*.yaml (standard channel)
 #   KEDA         github.com/kedacore/keda/v2        config/crd/bases/keda.sh_*.yaml
-# Copies them to $MODEL_FLEET_CACHE/crds/{gateway-api,keda}-<version>/ (idempotent) and prints the
-# folder holding `gateway-api` and `keda` links to them.
+#   HTTP add-on  github.com/kedacore/http-add-on    config/crd/bases/http.keda.sh_*.yaml
+# Copies them to $MODEL_FLEET_CACHE/crds/{gateway-api,keda,keda-http}-<version>/ (idempotent) and prints
+# the folder holding `gateway-api`, `keda` and `keda-http` links to them.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 require_go
@@ -30,4 +31,5 @@ fetch() {
 }
 fetch gateway-api sigs.k8s.io/gateway-api "$GATEWAY_API_VERSION" config/crd/standard '*.yaml'
 fetch keda github.com/kedacore/keda/v2 "$KEDA_VERSION" config/crd/bases 'keda.sh_*.yaml'
+fetch keda-http github.com/kedacore/http-add-on "$KEDA_HTTP_ADD_ON_VERSION" config/crd/bases 'http.keda.sh_*.yaml'
 echo "$root"

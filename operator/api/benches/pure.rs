@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use model_fleet_api::render::{RenderConfig, render_inference, render_training};
-use model_fleet_api::{Dataset, Gpu, InferenceService, TrainingRun, capacity};
+use model_fleet_api::{Dataset, Gpu, InferenceService, TrainingRun, capacity, routing};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -112,5 +112,42 @@ fn capacity_plan(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, inference, training, capacity_plan);
+/// `routing::conflict` and `routing::contenders` of one service against 1000 cached services on the same Gateway
+/// (distinct hostnames): the operator runs the first on every reconcile of a routed service and the second on every
+/// watch event of one, so their cost per call, times N, is what a fleet of N pays per resync (issue 17: cost linear
+/// in N).
+fn route_claims(c: &mut Criterion) {
+    let config = config();
+    let template: InferenceService = example("inference-kind.yaml");
+    let fleet: Vec<InferenceService> = (0..1000)
+        .map(|i| {
+            let mut isvc = template.clone();
+            isvc.metadata.name = Some(format!("svc-{i}"));
+            isvc.metadata.uid = Some(format!("uid-{i}"));
+            isvc.metadata.creation_timestamp = template.metadata.creation_timestamp.clone();
+            if let Some(gateway) = isvc.spec.gateway.as_mut() {
+                gateway.hostnames = Some(vec![format!("svc-{i}.example.test")]);
+            }
+            isvc
+        })
+        .collect();
+    let own = &fleet[500];
+    assert!(routing::conflict(own, &fleet, &config).is_none());
+    print_allocations("route_claims/conflict_1000", || {
+        routing::conflict(black_box(own), &fleet, &config)
+    });
+    print_allocations("route_claims/contenders_1000", || {
+        routing::contenders(black_box(own), &fleet, &config)
+    });
+    let mut group = c.benchmark_group("route_claims");
+    group.bench_function("conflict_1000", |b| {
+        b.iter(|| routing::conflict(black_box(own), &fleet, &config))
+    });
+    group.bench_function("contenders_1000", |b| {
+        b.iter(|| routing::contenders(black_box(own), &fleet, &config))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, inference, training, capacity_plan, route_claims);
 criterion_main!(benches);

@@ -121,7 +121,7 @@ vocabulary! {
         /// ScalingReady=False: triggers are given but KEDA's CRDs are not installed.
         KedaMissing,
         /// ScalingReady=False (a warning): the service can reach 0 replicas but no trigger can wake it.
-        ScaleFromZeroUnreachable,
+        ScaleToZeroUnwakeable,
         /// ScalingReady=False: KEDA reports the ScaledObject not ready; the message has KEDA's reason.
         ScaledObjectNotReady,
         /// ScalingReady=False (a warning): KEDA reports the ScaledObject paused while intent is not suspended (a

@@ -9,6 +9,8 @@ use anyhow::Context;
 use model_fleet_api::render::RenderConfig;
 use model_fleet_operator::manifests::render_manifests;
 
+use super::http_add_on::HttpAddOnArgs;
+
 /// Arguments of `model-fleet-operator render`.
 #[derive(clap::Args, Debug)]
 pub struct RenderArgs {
@@ -27,6 +29,8 @@ pub struct RenderArgs {
     /// Namespace for manifests without `metadata.namespace`.
     #[arg(short = 'n', long, default_value = "default")]
     namespace: String,
+    #[command(flatten)]
+    http_add_on: HttpAddOnArgs,
 }
 
 /// Entry point of `model-fleet-operator render`.
@@ -47,6 +51,7 @@ pub fn main(args: RenderArgs) -> anyhow::Result<()> {
                 .map_err(|e: String| anyhow::anyhow!("--default-gateway: {e}"))?,
         ),
         training_default_env: Vec::new(),
+        http_add_on: args.http_add_on.add_on(),
     };
     let out = match render_manifests(&text, &args.namespace, &config) {
         Ok(out) => out,

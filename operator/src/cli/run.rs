@@ -23,6 +23,8 @@ use model_fleet_operator::controller::{dataset, inference, training};
 use model_fleet_operator::telemetry::server::{self, ServerState};
 use model_fleet_operator::telemetry::{Health, LogFormat, Metrics, logging};
 
+use super::http_add_on::HttpAddOnArgs;
+
 /// Arguments of `model-fleet-operator run`.
 #[derive(clap::Args, Debug, Clone, PartialEq, Eq)]
 pub struct RunArgs {
@@ -75,6 +77,9 @@ pub struct RunArgs {
     /// (repeatable; names a container sets itself win), to prove a changed default never touches existing Jobs.
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env_pair, hide = true)]
     pub test_training_default_env: Vec<(String, String)>,
+
+    #[command(flatten)]
+    pub http_add_on: HttpAddOnArgs,
 }
 
 fn parse_env_pair(text: &str) -> Result<(String, String), String> {
@@ -130,6 +135,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         render: RenderConfig {
             default_gateway: args.default_gateway.clone(),
             training_default_env: args.test_training_default_env.clone(),
+            http_add_on: args.http_add_on.add_on(),
         },
         failpoint: args.test_failpoint,
         watch_namespace: args.watch_namespace.clone(),

@@ -15,6 +15,7 @@ use super::discovery::DependencyCache;
 use super::error::Error;
 use super::failpoint::Failpoint;
 use super::inference::routes::RouteClaims;
+use super::inference::wake::WakeGrants;
 use crate::telemetry::{Health, Metrics};
 use model_fleet_api::render::{FIELD_MANAGER, RenderConfig};
 
@@ -77,6 +78,8 @@ pub struct Context {
     pub backoff: ErrorBackoff,
     /// The InferenceService cache that hostname and path claims are decided from.
     pub route_claims: RouteClaims,
+    /// The KEDA HTTP add-on ReferenceGrants the operator keeps (`scaling.http`).
+    pub wake_grants: WakeGrants,
 }
 
 impl fmt::Debug for Context {
@@ -104,6 +107,7 @@ impl Context {
             dependencies: DependencyCache::new(client.clone()),
             backoff: ErrorBackoff::new(BackoffPolicy::default()),
             route_claims: RouteClaims::default(),
+            wake_grants: WakeGrants::default(),
             client,
             metrics,
             health,

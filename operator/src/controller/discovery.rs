@@ -1,4 +1,4 @@
-//! Optional dependencies: the KEDA and Gateway API CRDs.
+//! Optional dependencies: the KEDA, KEDA HTTP add-on and Gateway API CRDs.
 //!
 //! DESIGN.md section 3: when they are absent the affected resources say `DependencyMissing` in a condition and the
 //! operator keeps serving everything else. Discovery asks the API server which resources a group version serves
@@ -32,6 +32,14 @@ pub fn http_route_resource() -> ApiResource {
     )
 }
 
+/// KEDA HTTP add-on `InterceptorRoute` (`http.keda.sh/v1beta1`, plural `interceptorroutes`).
+pub fn interceptor_route_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("http.keda.sh", "v1beta1", "InterceptorRoute"),
+        "interceptorroutes",
+    )
+}
+
 /// Which optional CRDs the cluster serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dependencies {
@@ -39,6 +47,8 @@ pub struct Dependencies {
     pub keda: bool,
     /// Gateway API's `HTTPRoute` is served.
     pub gateway_api: bool,
+    /// The KEDA HTTP add-on's `InterceptorRoute` is served.
+    pub http_add_on: bool,
 }
 
 impl Dependencies {
@@ -46,6 +56,14 @@ impl Dependencies {
     pub const ALL: Dependencies = Dependencies {
         keda: true,
         gateway_api: true,
+        http_add_on: true,
+    };
+
+    /// None present (discovery failed at start).
+    pub const NONE: Dependencies = Dependencies {
+        keda: false,
+        gateway_api: false,
+        http_add_on: false,
     };
 }
 
@@ -102,12 +120,14 @@ impl DependencyCache {
         let deps = Dependencies {
             keda: serves(&self.client, &scaled_object_resource()).await?,
             gateway_api: serves(&self.client, &http_route_resource()).await?,
+            http_add_on: serves(&self.client, &interceptor_route_resource()).await?,
         };
         let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
         if cached.map(|(_, old)| old) != Some(deps) {
             tracing::info!(
                 keda = deps.keda,
                 gateway_api = deps.gateway_api,
+                http_add_on = deps.http_add_on,
                 "optional CRDs discovered"
             );
         }

@@ -7,7 +7,10 @@
 //! - fixed -> autoscaled hand-over: before the first apply that omits `spec.replicas`, the current value is handed to
 //!   a separate field manager; autoscaled -> fixed is a forced apply (DESIGN.md section 3, case O-04);
 //! - `suspended` is rendered as KEDA `paused-replicas: "0"` (or 0 fixed replicas);
-//! - the KEDA / Gateway API CRDs may be absent: those children are skipped and the status says `DependencyMissing`;
+//! - the KEDA / Gateway API / KEDA HTTP add-on CRDs may be absent: those children are skipped and the status says
+//!   `DependencyMissing`;
+//! - `scaling.http`: the InterceptorRoute is an owned child; the ReferenceGrant in the add-on's namespace is kept by
+//!   [`wake`];
 //! - an object that does not deserialize is reported with a Warning Event and never breaks the watch.
 
 use std::collections::BTreeSet;
@@ -27,8 +30,8 @@ use kube::runtime::watcher;
 use model_fleet_api::conditions::{self, ConditionType, DesiredCondition};
 use model_fleet_api::names::label_value;
 use model_fleet_api::render::{
-    self, FIELD_MANAGER, HTTPRoute, InferenceChildren, InferenceFacts, LABEL_INFERENCE,
-    LiveReplicas, RenderError, RenderedInference, ReplicaPlan, ScaledObject, replica_plan,
+    self, HTTPRoute, InferenceChildren, InferenceFacts, InterceptorRoute, LABEL_INFERENCE,
+    RenderError, RenderedInference, ScaledObject,
 };
 use model_fleet_api::routing::Conflict;
 use model_fleet_api::schedule::{ScheduleState, Scheduled, idle as schedule_idle};
@@ -38,15 +41,20 @@ use model_fleet_api::{InferenceService, InferenceServiceStatus, Intent};
 
 use super::apply::{self, ApplyOutcome, Child};
 use super::context::Context;
-use super::discovery::{Dependencies, http_route_resource, scaled_object_resource};
+use super::discovery::{
+    Dependencies, http_route_resource, interceptor_route_resource, scaled_object_resource,
+};
 use super::error::{Error, Result};
 use super::events;
 
 mod idle;
 mod observe;
+mod replicas;
 pub(crate) mod routes;
+pub mod wake;
 
 use self::observe::observe_children;
+use self::replicas::{deployment_with_replicas, parse};
 use super::failpoint::{self, Failpoint};
 use super::reconcile::{Owner, Reconcile, error_policy, reconcile, report_stream_item};
 use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
@@ -73,11 +81,8 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     let deps = match ctx.dependencies.get().await {
         Ok(deps) => deps,
         Err(error) => {
-            tracing::warn!(%error, "discovery failed: not watching ScaledObjects and HTTPRoutes");
-            Dependencies {
-                keda: false,
-                gateway_api: false,
-            }
+            tracing::warn!(%error, "discovery failed: not watching ScaledObjects, HTTPRoutes and InterceptorRoutes");
+            Dependencies::NONE
         }
     };
     let children = watcher::Config::default().labels(LABEL_INFERENCE);
@@ -99,8 +104,18 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
             children.clone(),
         );
     }
+    if deps.http_add_on {
+        controller = controller.owns(
+            ctx.watched_api::<DeserializeGuard<InterceptorRoute>>(),
+            children.clone(),
+        );
+    }
     if deps.gateway_api {
         controller = controller.owns(ctx.watched_api::<DeserializeGuard<HTTPRoute>>(), children);
+    }
+    if deps.gateway_api && deps.http_add_on {
+        ctx.wake_grants.attach(controller.store());
+        tokio::spawn(wake::sweep_until_stopped(ctx.clone(), stop.clone()));
     }
     if deps.gateway_api {
         // Hostname conflicts: a change to one service (deletion included) reconciles the services sharing a claim.
@@ -231,9 +246,21 @@ async fn apply_children(
     }
     applied.deployment = Some(parse(&deployment, object)?);
 
+    if let (Some(route), true) = (&children.interceptor_route, deps.http_add_on) {
+        apply_one(ctx, isvc, &Child::typed(route)?, &mut applied).await?;
+    }
     if let (Some(scaled_object), true) = (&children.scaled_object, deps.keda) {
         let child = Child::typed(scaled_object)?;
         applied.scaled_object = Some(apply_one(ctx, isvc, &child, &mut applied).await?);
+    }
+    if let (Some(grant), true, true) = (
+        &children.reference_grant,
+        deps.gateway_api,
+        deps.http_add_on,
+    ) {
+        ctx.wake_grants
+            .ensure(ctx, grant, ctx.config.resync)
+            .await?;
     }
     if let (Some(route), true, None) = (&children.http_route, deps.gateway_api, &applied.conflict) {
         let child = Child::typed(route)?;
@@ -277,69 +304,6 @@ async fn apply_child(
     Ok((outcome, object))
 }
 
-/// apply, `spec.replicas` ([`replica_plan`]): the Deployment to apply with the count the operator owns (or none), after
-/// handing the live count over to a separate field manager when the autoscaler takes it (fixed or suspended ->
-/// autoscaled: dropping the field from our apply would reset it to 1) or when it fell below the autoscaler's floor.
-/// Returns the Deployment to apply and the live one (read again after a hand-over).
-async fn deployment_with_replicas(
-    ctx: &Context,
-    isvc: &InferenceService,
-    owner: &Owner,
-    children: &InferenceChildren,
-    facts: &InferenceFacts,
-) -> Result<(Child, Option<DynamicObject>)> {
-    let rendered = Child::typed(&children.deployment)?;
-    let live = apply::get_live(&ctx.client, &rendered).await?;
-    let live_replicas = live.as_ref().map(|live| LiveReplicas {
-        replicas: live
-            .data
-            .pointer("/spec/replicas")
-            .and_then(|v| v.as_i64())
-            .and_then(|n| i32::try_from(n).ok())
-            .unwrap_or(1),
-        owned_by_operator: apply::owns_spec_replicas(live, FIELD_MANAGER),
-    });
-    let plan = replica_plan(facts, live_replicas);
-    if let ReplicaPlan::HandOver(replicas) = plan {
-        tracing::info!(deployment = %rendered.display(), replicas, "handing spec.replicas over");
-        apply::hand_over_replicas(
-            &ctx.client,
-            &rendered.resource,
-            &owner.namespace,
-            &rendered.name,
-            i64::from(replicas),
-        )
-        .await?;
-        let note = format!(
-            "{} keeps {replicas} replicas while the autoscaler owns the count",
-            rendered.display()
-        );
-        events::normal(
-            &ctx.recorder,
-            &isvc.object_ref(&()),
-            "ReplicasHandedOver",
-            "Autoscale",
-            note,
-        )
-        .await;
-    }
-    let mut deployment = children.deployment.clone();
-    if let Some(spec) = deployment.spec.as_mut() {
-        spec.replicas = plan.applied();
-    }
-    let live = match plan {
-        ReplicaPlan::HandOver(_) => apply::get_live(&ctx.client, &rendered).await?,
-        ReplicaPlan::Own(_) | ReplicaPlan::Leave => live,
-    };
-    Ok((Child::typed(&deployment)?, live))
-}
-
-fn parse(child: &Child, object: DynamicObject) -> Result<Deployment> {
-    serde_json::to_value(object)
-        .and_then(serde_json::from_value)
-        .map_err(|source| Error::apply(child.display(), source))
-}
-
 /// prune: delete owned children that were not applied this time (e.g. the ScaledObject after triggers are removed,
 /// the HTTPRoute after `gateway` is removed).
 async fn prune_children(
@@ -358,6 +322,9 @@ async fn prune_children(
     }
     if deps.gateway_api {
         kinds.push(http_route_resource());
+    }
+    if deps.http_add_on {
+        kinds.push(interceptor_route_resource());
     }
     let selector = format!("{LABEL_INFERENCE}={}", label_value(&owner.name));
     let deleted = apply::prune(

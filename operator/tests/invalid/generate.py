@@ -74,6 +74,12 @@ FULL = {
                         "authenticationRef": {"name": "a", "kind": "TriggerAuthentication"},
                     }
                 ],
+                "http": {
+                    "targetConcurrency": 10,
+                    "targetRequestsPerSecond": 5,
+                    "coldStartTimeoutSeconds": 600,
+                    "requestTimeoutSeconds": 900,
+                },
             },
             "gateway": {"hostnames": ["model.localhost"], "pathPrefix": "/"},
             "schedule": {"suspendAfterIdleSeconds": 600},
@@ -184,6 +190,11 @@ def cel_cases():
                scaling={"triggers": [{"type": "memory", "metadata": {"value": "50"}, "metricType": "Utilization"}]})]),
         ("isvc-suspend-after-idle-needs-triggers", "spec.schedule.suspendAfterIdleSeconds", "needs scaling.triggers",
          [base(i, schedule={"suspendAfterIdleSeconds": 600})]),
+        ("isvc-http-needs-gateway", "spec.scaling.http", "scaling.http needs gateway",
+         [base(i, scaling={"http": {}})]),
+        ("isvc-http-request-timeout-below-cold-start", "spec.scaling.http.requestTimeoutSeconds",
+         "must exceed coldStartTimeoutSeconds",
+         [base(i, gateway={"hostnames": ["m.example.test"]}, scaling={"http": {"requestTimeoutSeconds": 300}})]),
     ]
     t = "TrainingRun"
     cases += [

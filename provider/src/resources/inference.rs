@@ -69,7 +69,7 @@ impl Kind for Inference {
         ready_state(object, capacity_class)
     }
 
-    /// The fit's warning, and `ScaleFromZeroUnreachable` (the operator's `ScalingReady` warning) on
+    /// The fit's warning, and `ScaleToZeroUnwakeable` (the operator's `ScalingReady` warning) on
     /// `scaling.triggers` when the service can reach 0 but no trigger could wake it.
     fn warnings(spec: &serde_json::Map<String, Json>) -> Diagnostics {
         let mut diags = fit_warnings(spec.get("gpu"));
@@ -83,7 +83,7 @@ impl Kind for Inference {
         {
             diags.push_warning(
                 Some(AttrPath::attrs(&["scaling", "triggers"])),
-                "Scale to zero without a trigger that can wake it (ScaleFromZeroUnreachable)",
+                "Scale to zero without a trigger that can wake it (ScaleToZeroUnwakeable)",
                 warning,
             );
         }

@@ -12,8 +12,8 @@ fn ready(status: bool, reason: Reason) -> DesiredCondition {
 #[test]
 fn wire_spelling_is_the_variant_name_and_parses_back() {
     assert_eq!(
-        Reason::ScaleFromZeroUnreachable.as_str(),
-        "ScaleFromZeroUnreachable"
+        Reason::ScaleToZeroUnwakeable.as_str(),
+        "ScaleToZeroUnwakeable"
     );
     assert_eq!(ConditionType::PVCBound.as_str(), "PVCBound");
     for reason in Reason::ALL {

@@ -43,6 +43,9 @@ pub struct HttpRouteMatch {
 pub struct HttpBackendRef {
     /// Service name.
     pub name: String,
+    /// Service namespace when not the route's own (allowed by a ReferenceGrant there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     /// Service port.
     pub port: i32,
 }
@@ -58,17 +61,48 @@ pub struct HttpRouteRule {
     pub filters: Vec<HttpRouteFilter>,
     /// Backends.
     pub backend_refs: Vec<HttpBackendRef>,
+    /// Timeouts (`HTTPRouteTimeouts`, standard channel since Gateway API v1.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<HttpRouteTimeouts>,
 }
 
-/// A route filter (Gateway API `HTTPRouteFilter`); only `type: URLRewrite` is rendered.
+/// `HTTPRouteTimeouts`: here only `request` (Gateway API duration; `0s` disables the Gateway's own deadline).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct HttpRouteTimeouts {
+    /// Deadline of the whole request at the Gateway.
+    pub request: String,
+}
+
+/// A route filter (Gateway API `HTTPRouteFilter`): `type: URLRewrite` with `urlRewrite`, or
+/// `type: RequestHeaderModifier` with `requestHeaderModifier`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct HttpRouteFilter {
-    /// `URLRewrite`.
+    /// `URLRewrite` or `RequestHeaderModifier`.
     #[serde(rename = "type")]
     pub type_: String,
-    /// The rewrite.
-    pub url_rewrite: HttpUrlRewrite,
+    /// The rewrite (`URLRewrite`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url_rewrite: Option<HttpUrlRewrite>,
+    /// The headers set (`RequestHeaderModifier`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_header_modifier: Option<HttpHeaderModifier>,
+}
+
+/// `HTTPHeaderFilter`: here only `set` (replaces any value the client sent).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct HttpHeaderModifier {
+    /// Headers to set.
+    pub set: Vec<HttpHeader>,
+}
+
+/// One header name and value.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct HttpHeader {
+    /// Header name.
+    pub name: String,
+    /// Header value.
+    pub value: String,
 }
 
 /// `HTTPURLRewriteFilter`: here only its path.
@@ -118,4 +152,45 @@ pub struct HttpRouteSpec {
     pub hostnames: Vec<String>,
     /// Rules.
     pub rules: Vec<HttpRouteRule>,
+}
+
+/// `ReferenceGrant.spec.from[]`: the kind and namespace allowed to refer.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ReferenceGrantFrom {
+    /// `gateway.networking.k8s.io`.
+    pub group: String,
+    /// `HTTPRoute`.
+    pub kind: String,
+    /// The referring namespace.
+    pub namespace: String,
+}
+
+/// `ReferenceGrant.spec.to[]`: the object that may be referred to.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ReferenceGrantTo {
+    /// `""` (core).
+    pub group: String,
+    /// `Service`.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+}
+
+/// Spec of a Gateway API ReferenceGrant (`gateway.networking.k8s.io/v1beta1`, standard channel): lets routes of the
+/// `from` namespaces use the `to` objects of the grant's own namespace as backends.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(
+    group = "gateway.networking.k8s.io",
+    version = "v1beta1",
+    kind = "ReferenceGrant",
+    plural = "referencegrants",
+    namespaced,
+    schema = "disabled",
+    derive = "PartialEq"
+)]
+pub struct ReferenceGrantSpec {
+    /// Who may refer.
+    pub from: Vec<ReferenceGrantFrom>,
+    /// To what.
+    pub to: Vec<ReferenceGrantTo>,
 }

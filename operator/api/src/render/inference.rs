@@ -1,5 +1,6 @@
-//! InferenceService -> Deployment, Service, ScaledObject (only with triggers) and HTTPRoute (only with `gateway`),
-//! plus the status facts (DESIGN.md section 3, InferenceService and Scaling). This module decides the facts (intent,
+//! InferenceService -> Deployment, Service, ScaledObject (only with triggers or `scaling.http`), HTTPRoute (only with
+//! `gateway`) and, with `scaling.http`, the KEDA HTTP add-on's InterceptorRoute and ReferenceGrant, plus the status
+//! facts (DESIGN.md section 3, InferenceService and Scaling). This module decides the facts (intent,
 //! replica plan, budget, route parent) and assembles the children; each child is built by its own module.
 
 use std::collections::BTreeMap;
@@ -7,11 +8,12 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 
-use super::gateway::{HTTPRoute, HttpRouteParentRef};
+use super::gateway::{HTTPRoute, HttpRouteParentRef, ReferenceGrant};
+use super::http_add_on::InterceptorRoute;
 use super::keda::ScaledObject;
 use super::meta::{LABEL_INFERENCE, Owner, labels};
 use super::pod::DEFAULT_SERVICE_ACCOUNT;
-use super::{RenderConfig, RenderError, deployment, route, scaled_object, service};
+use super::{RenderConfig, RenderError, deployment, route, scaled_object, service, wake};
 use crate::capacity::{self, CapacityError, FitBudget};
 use crate::names::{NameRule, child_name, label_value};
 use crate::{Gateway, InferenceEffective, InferenceService, Intent, Trigger};
@@ -23,17 +25,25 @@ pub struct InferenceChildren {
     pub deployment: Deployment,
     /// ClusterIP Service on port 80.
     pub service: Service,
-    /// Present only when `scaling.triggers` is non-empty.
+    /// Present only when `scaling.triggers` is non-empty or `scaling.http` is given.
     pub scaled_object: Option<ScaledObject>,
     /// Present only when `gateway` is set.
     pub http_route: Option<HTTPRoute>,
+    /// The KEDA HTTP add-on's route, only with `scaling.http`.
+    pub interceptor_route: Option<InterceptorRoute>,
+    /// With `scaling.http`, the ReferenceGrant in the add-on's namespace that admits this namespace's routes (shared
+    /// by every such service of the namespace, so not owned by any: [`wake::reference_grant`]).
+    pub reference_grant: Option<ReferenceGrant>,
 }
 
 impl InferenceChildren {
-    /// Every child as JSON, in apply order (Service, Deployment, ScaledObject, HTTPRoute).
+    /// Every child as JSON, in apply order (Service, Deployment, InterceptorRoute, ScaledObject, ReferenceGrant,
+    /// HTTPRoute).
     pub fn to_values(&self) -> Vec<serde_json::Value> {
         let mut out = vec![to_value(&self.service), to_value(&self.deployment)];
+        out.extend(self.interceptor_route.as_ref().map(to_value));
         out.extend(self.scaled_object.as_ref().map(to_value));
+        out.extend(self.reference_grant.as_ref().map(to_value));
         out.extend(self.http_route.as_ref().map(to_value));
         out
     }
@@ -153,7 +163,7 @@ pub fn render_inference(isvc: &InferenceService, config: &RenderConfig) -> Rende
         .as_ref()
         .map(|gw| parent_ref(isvc, gw, config));
     let facts = facts(isvc, budget.clone(), parent.clone());
-    let children = children(isvc, &facts, budget, parent);
+    let children = children(isvc, &facts, budget, parent, config);
     RenderedInference { facts, children }
 }
 
@@ -162,16 +172,26 @@ fn children(
     facts: &InferenceFacts,
     budget: Result<Option<FitBudget>, CapacityError>,
     parent: Option<Result<HttpRouteParentRef, RenderError>>,
+    config: &RenderConfig,
 ) -> Result<InferenceChildren, RenderError> {
     budget?;
     let workload = Workload::of(isvc);
+    let add_on = &config.http_add_on;
     let http_route = parent
         .transpose()?
-        .map(|parent| route::http_route(isvc, &workload, parent));
+        .map(|parent| route::http_route(isvc, &workload, parent, add_on));
+    let http = wake::http_scaling(isvc);
     Ok(InferenceChildren {
         deployment: deployment::deployment(isvc, facts, &workload)?,
         service: service::service(&workload),
-        scaled_object: scaled_object::scaled_object(isvc, facts, &workload),
+        scaled_object: scaled_object::scaled_object(isvc, facts, &workload, add_on),
+        interceptor_route: http.map(|http| wake::interceptor_route(isvc, http, &workload)),
+        reference_grant: http.map(|_| {
+            wake::reference_grant(
+                workload.owner.namespace.as_deref().unwrap_or_default(),
+                add_on,
+            )
+        }),
         http_route,
     })
 }
@@ -187,35 +207,61 @@ pub(crate) fn triggers(isvc: &InferenceService) -> Vec<Trigger> {
 
 /// The route's parent Gateway: `gateway.parentRef` (namespace defaulting to the service's), else the operator's
 /// `--default-gateway`.
-pub(crate) fn parent_ref(
+fn parent_ref(
     isvc: &InferenceService,
     gateway: &Gateway,
     config: &RenderConfig,
 ) -> Result<HttpRouteParentRef, RenderError> {
-    let (namespace, name, section_name) = match &gateway.parent_ref {
-        Some(p) => (
-            p.namespace
-                .clone()
-                .or_else(|| isvc.metadata.namespace.clone())
-                .unwrap_or_default(),
-            p.name.clone(),
-            p.section_name.clone(),
-        ),
-        None => {
-            let d = config
-                .default_gateway
-                .as_ref()
-                .ok_or(RenderError::NoGateway)?;
-            (d.namespace.clone(), d.name.clone(), None)
-        }
-    };
+    let parent = ParentKey::of(isvc, gateway, config).ok_or(RenderError::NoGateway)?;
     Ok(HttpRouteParentRef {
         group: "gateway.networking.k8s.io".to_string(),
         kind: "Gateway".to_string(),
-        name,
-        namespace,
-        section_name,
+        name: parent.name.to_owned(),
+        namespace: parent.namespace.to_owned(),
+        section_name: parent.section.map(str::to_owned),
     })
+}
+
+/// [`parent_ref`] borrowed from the service and the configuration: what the route-claim checks compare on every
+/// reconcile and watch event without allocating ([`crate::routing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ParentKey<'a> {
+    /// Gateway namespace.
+    pub namespace: &'a str,
+    /// Gateway name.
+    pub name: &'a str,
+    /// Listener (`sectionName`).
+    pub section: Option<&'a str>,
+}
+
+impl<'a> ParentKey<'a> {
+    /// The parent of `isvc`'s route (`gateway` is its `spec.gateway`); `None` without `parentRef` and without
+    /// `--default-gateway`.
+    pub(crate) fn of(
+        isvc: &'a InferenceService,
+        gateway: &'a Gateway,
+        config: &'a RenderConfig,
+    ) -> Option<Self> {
+        Some(match &gateway.parent_ref {
+            Some(p) => ParentKey {
+                namespace: p
+                    .namespace
+                    .as_deref()
+                    .or(isvc.metadata.namespace.as_deref())
+                    .unwrap_or_default(),
+                name: &p.name,
+                section: p.section_name.as_deref(),
+            },
+            None => {
+                let d = config.default_gateway.as_ref()?;
+                ParentKey {
+                    namespace: &d.namespace,
+                    name: &d.name,
+                    section: None,
+                }
+            }
+        })
+    }
 }
 
 /// The facts: effective intent and replica bounds, the fixed count or the autoscaler's ownership, the pause, the
@@ -234,7 +280,7 @@ fn facts(
         .as_ref()
         .and_then(|r| r.max)
         .unwrap_or(min.max(1));
-    let autoscaled = !triggers(isvc).is_empty();
+    let autoscaled = !triggers(isvc).is_empty() || wake::http_scaling(isvc).is_some();
     let fixed_replicas = match (autoscaled, intent) {
         (true, _) => None,
         (false, Intent::Suspended) => Some(0),

@@ -11,6 +11,7 @@
 mod datasets;
 mod deployment;
 pub mod gateway;
+pub mod http_add_on;
 mod inference;
 mod job;
 pub mod keda;
@@ -21,11 +22,13 @@ mod route;
 mod scaled_object;
 mod service;
 mod training;
+pub mod wake;
 
 pub use datasets::{DatasetRefusal, ResolvedDataset, check_datasets};
 pub use deployment::{DEFAULT_PORT, DEFAULT_STARTUP_SECONDS};
-pub use gateway::{HTTPRoute, HttpRouteSpec};
-pub(crate) use inference::parent_ref;
+pub use gateway::{HTTPRoute, HttpRouteSpec, ReferenceGrant};
+pub use http_add_on::{HttpAddOn, InterceptorRoute};
+pub(crate) use inference::ParentKey;
 pub use inference::{
     InferenceChildren, InferenceFacts, RenderedInference, gateway_url, render_inference, route_url,
 };
@@ -54,6 +57,8 @@ pub struct RenderConfig {
     /// `--test-training-default-env` sets it so tests can prove a changed default never touches an existing Job
     /// (case O-05(b)).
     pub training_default_env: Vec<(String, String)>,
+    /// Where the KEDA HTTP add-on runs, for services with `scaling.http`.
+    pub http_add_on: HttpAddOn,
 }
 
 /// A Gateway by namespace and name (`NAMESPACE/NAME`).

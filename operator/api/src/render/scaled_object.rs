@@ -1,20 +1,27 @@
-//! The KEDA ScaledObject, only when triggers are given (the KEDA CRD requires one; DESIGN.md section 3, Scaling):
-//! bounds from `replicas` (at least 1 while `active`), triggers passed through, paused at 0 while `suspended`.
+//! The KEDA ScaledObject, only when triggers or `scaling.http` are given (the KEDA CRD requires a trigger; DESIGN.md
+//! section 3, Scaling): bounds from `replicas` (at least 1 while `active`), triggers passed through plus the HTTP
+//! add-on's `external-push` trigger with `scaling.http`, paused at 0 while `suspended`.
 
 use std::collections::BTreeMap;
 
+use super::http_add_on::HttpAddOn;
 use super::inference::{InferenceFacts, Workload, triggers};
 use super::keda::{PAUSED_REPLICAS_ANNOTATION, ScaleTargetRef, ScaledObject, ScaledObjectSpec};
 use super::meta::child_meta;
+use super::wake;
 use crate::InferenceService;
 
-/// The ScaledObject of `isvc`, `None` without triggers.
+/// The ScaledObject of `isvc`, `None` without triggers and `scaling.http`.
 pub(crate) fn scaled_object(
     isvc: &InferenceService,
     facts: &InferenceFacts,
     workload: &Workload,
+    add_on: &HttpAddOn,
 ) -> Option<ScaledObject> {
-    let triggers = triggers(isvc);
+    let mut triggers = triggers(isvc);
+    if wake::http_scaling(isvc).is_some() {
+        triggers.push(wake::trigger(add_on, &workload.name));
+    }
     if triggers.is_empty() {
         return None;
     }

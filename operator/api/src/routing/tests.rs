@@ -182,3 +182,56 @@ fn contenders_are_the_others_sharing_a_claim() {
     assert_eq!(names(contenders(&b, &all, &config())), ["a"]);
     assert!(contenders(&c, &all, &config()).is_empty());
 }
+
+/// The borrowed key the hot paths use decides exactly as the owned claims do, over every combination of parent,
+/// listener, hostnames and path that the module docs name.
+#[test]
+fn the_borrowed_claim_key_agrees_with_the_claims() {
+    let gateways = [
+        json!({}),
+        json!({"parentRef": {"name": "shared", "namespace": "model-fleet-system"}}),
+        json!({"parentRef": {"name": "shared", "namespace": "model-fleet-system", "sectionName": "http"}}),
+        json!({"parentRef": {"name": "shared", "namespace": "model-fleet-system", "sectionName": "https"}}),
+        json!({"parentRef": {"name": "other"}}),
+    ];
+    let hostnames = [
+        json!(null),
+        json!([]),
+        json!(["a.test"]),
+        json!(["b.test", "a.test"]),
+    ];
+    let paths = [json!(null), json!("/"), json!("/v1"), json!("/v1/")];
+    let mut services = Vec::new();
+    for (g, gateway) in gateways.iter().enumerate() {
+        for (h, hosts) in hostnames.iter().enumerate() {
+            for (p, path) in paths.iter().enumerate() {
+                let mut gateway = gateway.clone();
+                if !hosts.is_null() {
+                    gateway["hostnames"] = hosts.clone();
+                }
+                if !path.is_null() {
+                    gateway["pathPrefix"] = path.clone();
+                }
+                services.push(isvc("team", &format!("s-{g}-{h}-{p}"), EARLY, gateway));
+            }
+        }
+    }
+    let config = config();
+    for a in &services {
+        let key = ClaimKey::of(a, &config);
+        assert_eq!(key.is_some(), !claims(a, &config).is_empty());
+        for b in &services {
+            let owned = claims(a, &config)
+                .iter()
+                .any(|t| claims(b, &config).iter().any(|m| m.overlaps(t)));
+            let borrowed = claims(b, &config)
+                .iter()
+                .any(|m| key.is_some_and(|k| k.covers(m)));
+            assert_eq!(
+                owned, borrowed,
+                "{:?} vs {:?}",
+                a.metadata.name, b.metadata.name
+            );
+        }
+    }
+}

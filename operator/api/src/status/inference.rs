@@ -293,7 +293,7 @@ pub fn is_warning(condition: &DesiredCondition) -> bool {
                 | Reason::GatewayNotFound
                 | Reason::HostnameConflict
                 | Reason::KedaMissing
-                | Reason::ScaleFromZeroUnreachable
+                | Reason::ScaleToZeroUnwakeable
                 | Reason::ScaledObjectNotReady
                 | Reason::AutoscalerPaused
         )

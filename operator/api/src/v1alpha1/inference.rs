@@ -154,7 +154,7 @@ pub struct Trigger {
     pub metric_type: Option<MetricType>,
 }
 
-/// Autoscaling by KEDA. A ScaledObject exists only when `triggers` is non-empty.
+/// Autoscaling by KEDA. A ScaledObject exists only when `triggers` is non-empty or `http` is given.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Scaling {
@@ -175,6 +175,48 @@ pub struct Scaling {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 86400))]
     pub initial_cooldown_period: Option<i32>,
+    /// Wake from zero on HTTP requests through the KEDA HTTP add-on (an `InterceptorRoute`, `http.keda.sh/v1beta1`,
+    /// add-on v0.14 or later): requests arriving through the service's HTTPRoute are held by the add-on's
+    /// interceptor while a replica starts, and their count drives the ScaledObject. Needs `gateway`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpScaling>,
+}
+
+/// Default `scaling.http.targetConcurrency` when neither target is given: 100 requests in flight per replica, the
+/// KEDA HTTP add-on's own default (`HTTPScaledObject.spec.targetPendingRequests`).
+pub const DEFAULT_TARGET_CONCURRENCY: i32 = 100;
+
+/// Default `scaling.http.coldStartTimeoutSeconds`: 600 s, long enough for a server to pull and load model weights
+/// of tens of GiB (the add-on's own default is no dedicated deadline at all).
+pub const DEFAULT_COLD_START_TIMEOUT_SECONDS: i32 = 600;
+
+/// HTTP wake-from-zero (`scaling.http`), rendered as the KEDA HTTP add-on's `InterceptorRoute` plus an
+/// `external-push` trigger on the ScaledObject. Targets are per replica; absent both, `targetConcurrency` is
+/// [`DEFAULT_TARGET_CONCURRENCY`]. When both are given KEDA scales on whichever asks for more replicas.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema, Default)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!has(self.requestTimeoutSeconds) || self.requestTimeoutSeconds > (has(self.coldStartTimeoutSeconds) ? self.coldStartTimeoutSeconds : 600)").message(Message::Message("scaling.http.requestTimeoutSeconds must exceed coldStartTimeoutSeconds (default 600): a request's whole life, its wait for a cold start included, must fit in it; raise requestTimeoutSeconds or lower coldStartTimeoutSeconds".into())).field_path(".requestTimeoutSeconds"))]
+pub struct HttpScaling {
+    /// Requests in flight per replica that KEDA aims for (InterceptorRoute `scalingMetric.concurrency.targetValue`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100000))]
+    pub target_concurrency: Option<i32>,
+    /// Requests per second per replica that KEDA aims for, averaged over one minute (InterceptorRoute
+    /// `scalingMetric.requestRate`, window `1m`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100000))]
+    pub target_requests_per_second: Option<i32>,
+    /// Seconds a request waits at the interceptor for a ready replica while the model cold-starts (InterceptorRoute
+    /// `timeouts.readiness`); absent means [`DEFAULT_COLD_START_TIMEOUT_SECONDS`]. Size it for image pull plus
+    /// weight loading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3600))]
+    pub cold_start_timeout_seconds: Option<i32>,
+    /// Seconds a whole request may take at the interceptor, cold start included (InterceptorRoute
+    /// `timeouts.request`); absent means the add-on's global setting (none by default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 2, max = 86400))]
+    pub request_timeout_seconds: Option<i32>,
 }
 
 /// A Gateway API parent (a Gateway).
@@ -245,8 +287,9 @@ pub struct Gateway {
 )]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!has(self.scaling) || !has(self.scaling.triggers) || self.scaling.triggers.all(t, !(t.type in ['cpu', 'memory']) || (has(self.container.resources) && has(self.container.resources.requests) && t.type in self.container.resources.requests))").message(Message::Message("scaling.triggers: a cpu or memory trigger needs container.resources.requests for that resource (KEDA rule): add the request".into())).field_path(".scaling.triggers"))]
-#[x_kube(validation = Rule::new("!has(self.scaling) || !has(self.scaling.triggers) || size(self.scaling.triggers) == 0 || self.scaling.triggers.exists(t, !(t.type in ['cpu', 'memory'])) || ((!has(self.replicas) || !has(self.replicas.min) || self.replicas.min >= 1) && (!has(self.replicas) || !has(self.replicas.idleReplicaCount)))").message(Message::Message("replicas: cpu and memory triggers alone cannot scale to zero (KEDA rule): set replicas.min >= 1 and drop idleReplicaCount, or add a queue-style trigger".into())).field_path(".replicas"))]
-#[x_kube(validation = Rule::new("!has(self.schedule) || !has(self.schedule.suspendAfterIdleSeconds) || (has(self.scaling) && has(self.scaling.triggers) && size(self.scaling.triggers) > 0)").message(Message::Message("schedule.suspendAfterIdleSeconds needs scaling.triggers: KEDA's activity is the only idle signal; add a trigger or remove suspendAfterIdleSeconds".into())).field_path(".schedule.suspendAfterIdleSeconds"))]
+#[x_kube(validation = Rule::new("!has(self.scaling) || !has(self.scaling.triggers) || size(self.scaling.triggers) == 0 || self.scaling.triggers.exists(t, !(t.type in ['cpu', 'memory'])) || has(self.scaling.http) || ((!has(self.replicas) || !has(self.replicas.min) || self.replicas.min >= 1) && (!has(self.replicas) || !has(self.replicas.idleReplicaCount)))").message(Message::Message("replicas: cpu and memory triggers alone cannot scale to zero (KEDA rule): set replicas.min >= 1 and drop idleReplicaCount, or add a queue-style trigger".into())).field_path(".replicas"))]
+#[x_kube(validation = Rule::new("!has(self.schedule) || !has(self.schedule.suspendAfterIdleSeconds) || (has(self.scaling) && (has(self.scaling.http) || (has(self.scaling.triggers) && size(self.scaling.triggers) > 0)))").message(Message::Message("schedule.suspendAfterIdleSeconds needs scaling.triggers or scaling.http: KEDA's activity is the only idle signal; add a trigger or remove suspendAfterIdleSeconds".into())).field_path(".schedule.suspendAfterIdleSeconds"))]
+#[x_kube(validation = Rule::new("!has(self.scaling) || !has(self.scaling.http) || has(self.gateway)").message(Message::Message("scaling.http needs gateway: requests reach the KEDA HTTP add-on's interceptor only through the service's HTTPRoute; add gateway or remove scaling.http".into())).field_path(".scaling.http"))]
 pub struct InferenceServiceSpec {
     /// `automatic` (absent), `active` or `suspended`.
     #[serde(skip_serializing_if = "Option::is_none")]

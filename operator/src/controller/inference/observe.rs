@@ -98,6 +98,9 @@ pub(super) async fn observe_children(
     if children.http_route.is_some() && !deps.gateway_api {
         missing.push("Gateway API (gateway.networking.k8s.io/v1 HTTPRoute)");
     }
+    if children.interceptor_route.is_some() && !deps.http_add_on {
+        missing.push("the KEDA HTTP add-on (http.keda.sh/v1beta1 InterceptorRoute)");
+    }
     let route_parent = children
         .http_route
         .as_ref()

@@ -2,7 +2,7 @@
 //! path on a Gateway, decided by the pure [`model_fleet_api::routing`] over the controller's cache of
 //! InferenceServices, and which services to reconcile again when one of them changes.
 
-use std::sync::OnceLock;
+use std::sync::RwLock;
 
 use kube::core::DeserializeGuard;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -13,16 +13,33 @@ use model_fleet_api::routing::{self, Conflict};
 /// The controller's cache of InferenceServices (every watched namespace).
 pub type ServiceStore = Store<DeserializeGuard<InferenceService>>;
 
-/// The cache the claims are read from, attached once the controller is built.
+/// The cache of the running controller, attached each time the controller is built.
+#[derive(Debug, Default)]
+pub struct AttachedStore(RwLock<Option<ServiceStore>>);
+
+impl AttachedStore {
+    /// Attaches the cache of the controller just built, replacing the previous one: the controllers start again
+    /// each time the Lease is acquired, and a stopped controller's cache is never updated again.
+    pub fn attach(&self, store: ServiceStore) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Some(store);
+    }
+
+    /// The current cache (a cheap handle), if a controller was built.
+    pub fn get(&self) -> Option<ServiceStore> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// The cache the claims are read from, attached when the controller is built.
 #[derive(Debug, Default)]
 pub struct RouteClaims {
-    store: OnceLock<ServiceStore>,
+    store: AttachedStore,
 }
 
 impl RouteClaims {
-    /// Attaches the controller's cache (the first call wins; later calls are ignored).
+    /// Attaches the controller's cache ([`AttachedStore::attach`]).
     pub fn attach(&self, store: ServiceStore) {
-        let _ = self.store.set(store);
+        self.store.attach(store);
     }
 
     /// The claim of `isvc` that an older InferenceService holds, if any. Waits for the cache's first complete list,

@@ -32,7 +32,7 @@ pub fn scale_from_zero_unreachable(spec: &InferenceServiceSpec) -> bool {
 }
 
 /// The warning of [`scale_from_zero_unreachable`], naming each trigger and why it cannot fire without a pod; what
-/// the operator writes on `ScalingReady` (`ScaleFromZeroUnreachable`) and the provider shows in `terraform plan`.
+/// the operator writes on `ScalingReady` (`ScaleToZeroUnwakeable`) and the provider shows in `terraform plan`.
 pub fn scale_from_zero_warning(spec: &InferenceServiceSpec) -> Option<String> {
     scale_from_zero_warning_of(spec.intent, spec.replicas.as_ref(), spec.scaling.as_ref())
 }
@@ -47,6 +47,10 @@ pub fn scale_from_zero_warning_of(
     let replicas = replicas.cloned().unwrap_or_default();
     let can_reach_zero = intent.unwrap_or_default() == Intent::Automatic
         && (replicas.min == Some(0) || replicas.idle_replica_count == Some(0));
+    if scaling.is_some_and(|s| s.http.is_some()) {
+        // The KEDA HTTP add-on's interceptor counts requests while no pod runs: it wakes the service.
+        return None;
+    }
     let triggers = scaling
         .and_then(|s| s.triggers.as_deref())
         .unwrap_or_default();
@@ -69,14 +73,15 @@ pub fn scale_from_zero_warning_of(
         })
         .collect();
     Some(format!(
-        "the service can scale to 0 but no trigger can wake it: {} report(s) a value only while a pod runs: add a \
-         queue-style trigger (a queue length, the gateway's request count) or set replicas.min >= 1",
+        "the service can scale to 0 but no trigger can wake it: {} report(s) a value only while a pod runs: add \
+         scaling.http (the KEDA HTTP add-on wakes it on a request) or a queue-style trigger (a queue length), or set \
+         replicas.min >= 1",
         named.join(", ")
     ))
 }
 
 /// `ScalingReady` from what is known about the ScaledObject; with a live one, from the `Ready` condition KEDA writes.
-/// `ScaleFromZeroUnreachable` is reported as False (a warning: the object still scales above zero).
+/// `ScaleToZeroUnwakeable` is reported as False (a warning: the object still scales above zero).
 pub fn scaling_ready(scaling: &ScalingState<'_>) -> DesiredCondition {
     let condition = |status: bool, reason: Reason, message: String| {
         DesiredCondition::new(ConditionType::ScalingReady, status, reason, message)
@@ -127,7 +132,7 @@ pub fn scaling_ready(scaling: &ScalingState<'_>) -> DesiredCondition {
                 );
             }
             if let Some(warning) = unreachable_from_zero {
-                return condition(false, Reason::ScaleFromZeroUnreachable, warning.clone());
+                return condition(false, Reason::ScaleToZeroUnwakeable, warning.clone());
             }
             let message = match keda {
                 Some(_) => "the ScaledObject is ready",

@@ -286,7 +286,7 @@ fn scaling_ready_states() {
         unreachable_from_zero: scale_from_zero_warning(&spec(Some(0), vec![("cpu", None)])),
         paused_by_intent: false,
     });
-    assert_eq!(c.reason, Reason::ScaleFromZeroUnreachable);
+    assert_eq!(c.reason, Reason::ScaleToZeroUnwakeable);
     assert!(
         c.message.starts_with(
             "the service can scale to 0 but no trigger can wake it: scaling.triggers[0] (cpu)"
