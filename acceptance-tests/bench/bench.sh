@@ -9,15 +9,16 @@
 #
 # Usage: bench.sh [all|provider|operator] (default all).
 # Environment: BENCH_PROVIDER_N (default "100 500 1000"), BENCH_OPERATOR_N (default "100,300,1000,3000"),
-# BENCH_INSTANCE (default bench), BENCH_RESULTS (default .local/bench/results-<time>.jsonl; appended to).
+# BENCH_INSTANCE (default bench), BENCH_RESULTS (default .local/bench-results/results-<time>.jsonl; appended to;
+# not under .local/<instance>, which the instance's stop deletes).
 set -euo pipefail
 source "$(dirname "$0")/../cluster/scripts/lib.sh"
 cd "$REPO_ROOT"
 part=${1:-all}
 case $part in all|provider|operator) ;; *) die "bench.sh: expected all, provider or operator, not '$part'" ;; esac
 instance=${BENCH_INSTANCE:-bench}
-mkdir -p .local/bench
-results=${BENCH_RESULTS:-$REPO_ROOT/.local/bench/results-$(date +%Y%m%dT%H%M%S).jsonl}
+mkdir -p .local/bench-results
+results=${BENCH_RESULTS:-$REPO_ROOT/.local/bench-results/results-$(date +%Y%m%dT%H%M%S).jsonl}
 read -r -a provider_sizes <<<"${BENCH_PROVIDER_N:-100 500 1000}"
 operator_sizes=${BENCH_OPERATOR_N:-100,300,1000,3000}
 start=$SECONDS
