@@ -4,15 +4,18 @@
 //! add-on's interceptor with the route header, and a ReferenceGrant in the add-on's namespace (here the test's own,
 //! through `--http-add-on-namespace`). Resyncs write nothing; removing `scaling.http` prunes the route, points the
 //! HTTPRoute back at the Service and, at the next sweep, deletes the grant. No add-on runs here: the traffic path
-//! itself (interceptor -> Service while KEDA scales 0 -> 1) is the add-on's and is not exercised.
+//! itself (interceptor -> Service while KEDA scales 0 -> 1) is the add-on's and is not exercised. With
+//! `--http-add-on=disabled` (the chart without `httpAddOn.enabled`) the same service says `DependencyMissing` naming
+//! the chart value, and nothing of the add-on's is written.
 
 use std::time::Duration;
 
 use acceptance_tests::inference::{
     api, apply, create_gateway, echo_spec, isvc_resource, operator, resource, route_resource,
-    scaled_object_resource,
+    scaled_object_resource, wait_condition,
 };
 use acceptance_tests::{Cluster, wait_for};
+use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::DynamicObject;
 use serde_json::{Value, json};
 
@@ -170,5 +173,66 @@ async fn scaling_http_wires_the_keda_http_add_on_and_unwires_it() -> anyhow::Res
     })
     .await
     .map_err(|e| e.context(operator.log_tail()))?;
+    Ok(())
+}
+
+/// `--http-add-on=disabled` (what the chart passes unless `httpAddOn.enabled`): the add-on's CRDs are installed but
+/// the operator has no Role in its namespace, so a service with `scaling.http` says `Ready=False DependencyMissing`
+/// naming the chart value (not a Forbidden error on the ReferenceGrant); its Deployment is still applied, and no
+/// InterceptorRoute or ReferenceGrant is.
+#[tokio::test]
+async fn with_the_add_on_disabled_scaling_http_says_dependency_missing() -> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    let ns = cluster.model_fleet_namespace("http-off").await?;
+    let ns = ns.name();
+    let client = cluster.client().await?;
+    let operator = operator(
+        &cluster,
+        ns,
+        &["--http-add-on=disabled", "--http-add-on-namespace", ns],
+    )?;
+    create_gateway(&client, ns).await?;
+    let mut spec = echo_spec();
+    spec["replicas"] = json!({"min": 0, "max": 2});
+    spec["scaling"] = json!({"http": {"targetConcurrency": 4}});
+    let isvcs = api(&client, ns, &isvc_resource());
+    apply(&isvcs, "chat", spec).await?;
+
+    let object = wait_condition(
+        &isvcs,
+        "chat",
+        "Ready",
+        "False",
+        Some("DependencyMissing"),
+        TIMEOUT,
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    let message = json_of(&object)["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+        .map(|c| c["message"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_default();
+    assert!(
+        message.contains("--http-add-on=disabled") && message.contains("httpAddOn.enabled=true"),
+        "{message}"
+    );
+    let deployments: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), ns);
+    assert!(deployments.get_opt("chat").await?.is_some());
+    assert!(
+        api(&client, ns, &interceptor_routes())
+            .get_opt("chat")
+            .await?
+            .is_none()
+    );
+    let grant = format!("model-fleet-{ns}");
+    assert!(
+        api(&client, ns, &reference_grants())
+            .get_opt(&grant)
+            .await?
+            .is_none()
+    );
+    let log = std::fs::read_to_string(&operator.log)?;
+    assert!(!log.contains("Forbidden"), "{}", operator.log_tail());
     Ok(())
 }

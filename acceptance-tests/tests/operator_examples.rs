@@ -29,6 +29,9 @@ struct Expect {
     /// A scale-to-zero service is born at 0: scale it to 1 as KEDA would on queue work (no KEDA runs here), then
     /// expect Ready and its pods' placement.
     wake_as_keda: bool,
+    /// Uses `scaling.http`: the operator is told the KEDA HTTP add-on runs in the test's namespace
+    /// (`--http-add-on-namespace`), where its ReferenceGrant then goes.
+    http_add_on: bool,
 }
 
 fn condition(object: &DynamicObject, type_: &str) -> Option<(String, String)> {
@@ -45,7 +48,7 @@ fn condition(object: &DynamicObject, type_: &str) -> Option<(String, String)> {
 async fn owned_kinds(cluster: &Cluster, ns: &str, uid: &str) -> anyhow::Result<Vec<String>> {
     let listed = cluster.kubectl_ok(&[
         "get",
-        "deployments,services,scaledobjects,httproutes,jobs",
+        "deployments,services,scaledobjects,httproutes,interceptorroutes,jobs",
         "-n",
         ns,
         "-o",
@@ -72,12 +75,17 @@ async fn check(expect: Expect) -> anyhow::Result<()> {
     cluster.install_model_fleet_crds()?;
     let ns = cluster.namespace("examples").await?;
     let client = cluster.client().await?;
+    let gateway = format!("{}/shared", ns.name());
+    let mut flags = vec!["--default-gateway", &gateway];
+    if expect.http_add_on {
+        flags.extend(["--http-add-on-namespace", ns.name()]);
+    }
     let operator = OperatorProcess::start(
         &cluster,
         &operator_kubeconfig(&cluster)?,
         ns.name(),
         "fleet",
-        &["--default-gateway", &format!("{}/shared", ns.name())],
+        &flags,
         &[],
     )?;
     let mut name = String::new();
@@ -188,6 +196,7 @@ async fn echo_example_runs_on_cpu_nodes_with_a_route() -> anyhow::Result<()> {
             ("RouteReady", "False", "GatewayNotFound"),
         ],
         wake_as_keda: false,
+        http_add_on: false,
     })
     .await
 }
@@ -207,6 +216,7 @@ async fn vllm_example_gets_a_scaled_object_a_route_and_a_24gi_gpu() -> anyhow::R
             ("ScalingReady", "True", "AsExpected"),
         ],
         wake_as_keda: true,
+        http_add_on: false,
     })
     .await
 }
@@ -222,6 +232,7 @@ async fn multi_gpu_fit_example_lands_on_the_80gi_node() -> anyhow::Result<()> {
         kv_cache: None,
         conditions: &[("Ready", "True", "AsExpected")],
         wake_as_keda: false,
+        http_add_on: false,
     })
     .await
 }
@@ -243,6 +254,36 @@ async fn kv_from_shape_example_reports_its_cache_and_lands_on_the_24gi_node() ->
             ("Degraded", "False", "AsExpected"),
         ],
         wake_as_keda: false,
+        http_add_on: false,
+    })
+    .await
+}
+
+// Issue 22: wake from zero on HTTP requests. Born at 0 with no warning (HTTP traffic wakes it), an InterceptorRoute
+// beside the usual children and its ReferenceGrant in the add-on's namespace; woken as KEDA would on the first request,
+// it lands on the 24gi node.
+#[tokio::test]
+async fn wake_from_zero_example_gets_an_interceptor_route_and_holds_no_gpu_at_rest()
+-> anyhow::Result<()> {
+    check(Expect {
+        file: "inference-wake-from-zero.yaml",
+        children: &[
+            "Deployment",
+            "HTTPRoute",
+            "InterceptorRoute",
+            "ScaledObject",
+            "Service",
+        ],
+        node_prefix: "kwok-gpu-24gi",
+        capacity_class: Some("24gi"),
+        per_gpu_memory_gib: Some(22),
+        kv_cache: None,
+        conditions: &[
+            ("Ready", "False", "ScaledToZero"),
+            ("ScalingReady", "True", "AsExpected"),
+        ],
+        wake_as_keda: true,
+        http_add_on: true,
     })
     .await
 }

@@ -539,7 +539,8 @@ async fn dependency_missing_is_reported_and_everything_else_keeps_serving() -> a
     // Wants a ScaledObject and an HTTPRoute, whose CRDs are absent.
     let mut wants_both = echo_spec();
     wants_both["replicas"] = json!({"min": 1, "max": 3});
-    wants_both["scaling"] = json!({"triggers": [{"type": "rabbitmq", "metadata": {"queueName": "q", "hostFromEnv": "AMQP"}}]});
+    wants_both["scaling"] = json!({"triggers": [{"type": "rabbitmq", "metadata": {"queueName": "q", "hostFromEnv": "AMQP"}}],
+        "http": {"targetConcurrency": 10}});
     apply(&isvcs, "needs-deps", wants_both).await?;
     // Wants neither: must become Ready as usual.
     let mut plain = echo_spec();
@@ -560,6 +561,19 @@ async fn dependency_missing_is_reported_and_everything_else_keeps_serving() -> a
         condition(&object, "ScalingReady").map(|c| c.1).as_deref(),
         Some("KedaMissing")
     );
+    // The message names each missing dependency, the KEDA HTTP add-on's CRD (scaling.http) included.
+    let ready = object.data["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+        .map(|c| c["message"].to_string())
+        .unwrap_or_default();
+    for name in [
+        "ScaledObject",
+        "HTTPRoute",
+        "InterceptorRoute not installed",
+    ] {
+        assert!(ready.contains(name), "{name} in {ready}");
+    }
     assert_eq!(
         condition(&object, "RouteReady").map(|c| c.1).as_deref(),
         Some("DependencyMissing")

@@ -5,6 +5,17 @@ use model_fleet_api::render::http_add_on::{
     DEFAULT_INTERCEPTOR_PORT, DEFAULT_INTERCEPTOR_SERVICE, DEFAULT_NAMESPACE, scaler_address_in,
 };
 
+/// `run --http-add-on`: whether the operator uses the KEDA HTTP add-on at all.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpAddOnMode {
+    /// Use it wherever its `InterceptorRoute` CRD is served (discovery, re-asked every 30 s).
+    Auto,
+    /// Never use it, even where its CRDs are installed: services with `scaling.http` report `DependencyMissing`
+    /// naming this flag. The chart passes it unless `httpAddOn.enabled`, since the operator then has no Role in the
+    /// add-on's namespace for its ReferenceGrants.
+    Disabled,
+}
+
 /// The add-on's namespace, interceptor Service and external scaler (defaults: its Helm chart in `keda`).
 #[derive(clap::Args, Debug, Clone, PartialEq, Eq)]
 pub struct HttpAddOnArgs {

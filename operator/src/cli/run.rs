@@ -23,7 +23,7 @@ use model_fleet_operator::controller::{dataset, inference, training};
 use model_fleet_operator::telemetry::server::{self, ServerState};
 use model_fleet_operator::telemetry::{Health, LogFormat, Metrics, logging};
 
-use super::http_add_on::HttpAddOnArgs;
+use super::http_add_on::{HttpAddOnArgs, HttpAddOnMode};
 
 /// Arguments of `model-fleet-operator run`.
 #[derive(clap::Args, Debug, Clone, PartialEq, Eq)]
@@ -77,6 +77,11 @@ pub struct RunArgs {
     /// (repeatable; names a container sets itself win), to prove a changed default never touches existing Jobs.
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env_pair, hide = true)]
     pub test_training_default_env: Vec<(String, String)>,
+
+    /// `auto`: use the KEDA HTTP add-on for services with scaling.http wherever its CRDs are installed;
+    /// `disabled`: never (they report DependencyMissing; the chart's default, until httpAddOn.enabled).
+    #[arg(long = "http-add-on", value_enum, value_name = "MODE", default_value_t = HttpAddOnMode::Auto)]
+    pub http_add_on_mode: HttpAddOnMode,
 
     #[command(flatten)]
     pub http_add_on: HttpAddOnArgs,
@@ -141,6 +146,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         watch_namespace: args.watch_namespace.clone(),
         identity,
         resync: std::time::Duration::from_secs(args.resync_seconds),
+        http_add_on_enabled: args.http_add_on_mode == HttpAddOnMode::Auto,
     };
     let controllers = controllers();
     let metrics = Metrics::new();
@@ -268,6 +274,7 @@ mod tests {
         assert_eq!(args.metrics_bind_address, "0.0.0.0:8080".parse().unwrap());
         assert_eq!(args.log_format, LogFormat::Json);
         assert_eq!(args.resync_seconds, 300);
+        assert_eq!(args.http_add_on_mode, HttpAddOnMode::Auto);
         let lease = args.lease_settings("operators", "me".into());
         assert_eq!(lease.namespace, "operators");
         assert_eq!((lease.duration_seconds, lease.grace_seconds), (15, 5));
@@ -292,6 +299,8 @@ mod tests {
             "127.0.0.1:0",
             "--log-format",
             "text",
+            "--http-add-on",
+            "disabled",
         ])
         .unwrap();
         assert_eq!(args.kubeconfig, Some(PathBuf::from("/tmp/kc")));
@@ -302,6 +311,7 @@ mod tests {
         );
         assert_eq!(args.metrics_bind_address.port(), 0);
         assert_eq!(args.log_format, LogFormat::Text);
+        assert_eq!(args.http_add_on_mode, HttpAddOnMode::Disabled);
         let lease = args.lease_settings("default", "me".into());
         assert_eq!(lease.name, "test-lease");
         assert_eq!(lease.namespace, "leases");
@@ -312,6 +322,7 @@ mod tests {
     fn refuses_bad_values() {
         assert!(parse(&["--default-gateway", "shared"]).is_err());
         assert!(parse(&["--metrics-bind-address", "localhost"]).is_err());
+        assert!(parse(&["--http-add-on", "off"]).is_err());
         assert!(parse(&["--log-format", "xml"]).is_err());
         assert!(parse(&["--lease-duration-seconds", "1"]).is_err());
         assert!(

@@ -46,6 +46,9 @@ pub struct OperatorConfig {
     pub identity: String,
     /// `--resync-seconds`: requeue period of settled objects ([`DEFAULT_RESYNC`]).
     pub resync: Duration,
+    /// `false` with `--http-add-on=disabled`: the KEDA HTTP add-on is treated as absent whatever discovery says
+    /// ([`DependencyCache::new`]), and `DependencyMissing` names the flag rather than the CRD.
+    pub http_add_on_enabled: bool,
 }
 
 impl Default for OperatorConfig {
@@ -56,6 +59,7 @@ impl Default for OperatorConfig {
             watch_namespace: None,
             identity: String::new(),
             resync: DEFAULT_RESYNC,
+            http_add_on_enabled: true,
         }
     }
 }
@@ -104,7 +108,7 @@ impl Context {
         };
         Self {
             recorder: Recorder::new(client.clone(), reporter),
-            dependencies: DependencyCache::new(client.clone()),
+            dependencies: DependencyCache::new(client.clone(), config.http_add_on_enabled),
             backoff: ErrorBackoff::new(BackoffPolicy::default()),
             route_claims: RouteClaims::default(),
             wake_grants: WakeGrants::default(),

@@ -86,6 +86,7 @@ pub async fn serves(client: &Client, resource: &ApiResource) -> Result<bool> {
 pub struct DependencyCache {
     client: Client,
     ttl: Duration,
+    http_add_on_enabled: bool,
     cached: Mutex<Option<(Instant, Dependencies)>>,
 }
 
@@ -98,11 +99,13 @@ impl std::fmt::Debug for DependencyCache {
 }
 
 impl DependencyCache {
-    /// Creates an empty cache asking through `client`.
-    pub fn new(client: Client) -> Self {
+    /// Creates an empty cache asking through `client`. With `http_add_on_enabled` false (`--http-add-on=disabled`)
+    /// the add-on is never asked for and always absent.
+    pub fn new(client: Client, http_add_on_enabled: bool) -> Self {
         Self {
             client,
             ttl: DEPENDENCY_TTL,
+            http_add_on_enabled,
             cached: Mutex::new(None),
         }
     }
@@ -120,7 +123,8 @@ impl DependencyCache {
         let deps = Dependencies {
             keda: serves(&self.client, &scaled_object_resource()).await?,
             gateway_api: serves(&self.client, &http_route_resource()).await?,
-            http_add_on: serves(&self.client, &interceptor_route_resource()).await?,
+            http_add_on: self.http_add_on_enabled
+                && serves(&self.client, &interceptor_route_resource()).await?,
         };
         let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
         if cached.map(|(_, old)| old) != Some(deps) {

@@ -182,7 +182,7 @@ pub fn ready(intent: Intent, observed: &Observed<'_>) -> DesiredCondition {
     if !missing.is_empty() {
         return not_ready(
             Reason::DependencyMissing,
-            format!("not installed in the cluster: {}", missing.join(", ")),
+            format!("not available: {}", missing.join(", ")),
         );
     }
     let Some(deployment) = deployment else {

@@ -99,7 +99,12 @@ pub(super) async fn observe_children(
         missing.push("Gateway API (gateway.networking.k8s.io/v1 HTTPRoute)");
     }
     if children.interceptor_route.is_some() && !deps.http_add_on {
-        missing.push("the KEDA HTTP add-on (http.keda.sh/v1beta1 InterceptorRoute)");
+        missing.push(if ctx.config.http_add_on_enabled {
+            "the KEDA HTTP add-on (CRD http.keda.sh/v1beta1 InterceptorRoute not installed)"
+        } else {
+            "the KEDA HTTP add-on (disabled in this operator by --http-add-on=disabled: install the chart \
+             with httpAddOn.enabled=true)"
+        });
     }
     let route_parent = children
         .http_route
