@@ -8,8 +8,9 @@ export GOTOOLCHAIN=local
 MODEL_FLEET_CACHE=${MODEL_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/model-fleet}
 
 # Service addresses of every instance (kube-apiserver --service-cluster-ip-range); they exist only
-# inside a real node's network namespace (kube-proxy), never on the host.
-SERVICE_CIDR=10.0.0.0/24
+# inside a real node's network namespace (kube-proxy), never on the host. A /16 (65534 ClusterIPs): the load drill
+# and the benchmarks create thousands of Services (a /24 ran out at about 250: "failed to allocate a serviceIP").
+SERVICE_CIDR=10.0.0.0/16
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -74,9 +74,6 @@ pub struct Args {
     #[arg(long, default_value_t = 100)]
     pub patch_interval_ms: u64,
 
-    /// Range of the ServiceCIDR added (and removed at the end) when N exceeds the instance's ~250 ClusterIPs.
-    #[arg(long, default_value = "10.112.0.0/16")]
-    pub service_cidr: String,
 }
 
 impl Args {
@@ -112,17 +109,7 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the tokio runtime")?;
-    let largest = args.n.iter().copied().max().unwrap_or(0);
-    let added = runtime.block_on(async {
-        let client = cluster.client().await?;
-        workload::ensure_service_capacity(&client, largest, &args.service_cidr).await
-    })?;
-    let result = run_all(&runtime, &cluster, &args, &binary);
-    if added {
-        runtime
-            .block_on(async { workload::remove_service_cidr(&cluster.client().await?).await })?;
-    }
-    let rows = result?;
+    let rows = run_all(&runtime, &cluster, &args, &binary)?;
     println!("{}", report::render(&rows, &args));
     Ok(())
 }

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::api::networking::v1::ServiceCIDR;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use model_fleet_api::InferenceService;
@@ -123,50 +122,6 @@ pub async fn create_all(
         .buffer_unordered(limit)
         .try_collect::<()>()
         .await
-}
-
-/// Name of the ServiceCIDR the benchmark adds when the instance's Service range is too small.
-pub const SERVICE_CIDR_NAME: &str = "model-fleet-bench";
-
-/// Makes room for `n` more ClusterIP Services: the instances' Service range (`10.0.0.0/24`, `cluster/scripts/lib.sh`)
-/// holds about 250, so for a larger N the benchmark adds the ServiceCIDR [`SERVICE_CIDR_NAME`] with `cidr` (the
-/// API server then allocates from both). Returns whether it created it (then [`remove_service_cidr`] deletes it).
-///
-/// Errors: the API server refused the ServiceCIDR.
-pub async fn ensure_service_capacity(
-    client: &kube::Client,
-    n: usize,
-    cidr: &str,
-) -> anyhow::Result<bool> {
-    const DEFAULT_RANGE_FREE: usize = 200;
-    let api: Api<ServiceCIDR> = Api::all(client.clone());
-    if n <= DEFAULT_RANGE_FREE || api.get_opt(SERVICE_CIDR_NAME).await?.is_some() {
-        return Ok(false);
-    }
-    let object: ServiceCIDR = serde_json::from_value(json!({
-        "metadata": {"name": SERVICE_CIDR_NAME, "labels": {acceptance_tests::namespace::TEST_LABEL: "true"}},
-        "spec": {"cidrs": [cidr]},
-    }))?;
-    api.create(&PostParams::default(), &object)
-        .await
-        .with_context(|| format!("adding ServiceCIDR {SERVICE_CIDR_NAME} ({cidr})"))?;
-    eprintln!(
-        "added ServiceCIDR {SERVICE_CIDR_NAME} ({cidr}): N needs more ClusterIPs than the instance's range"
-    );
-    Ok(true)
-}
-
-/// Deletes the ServiceCIDR [`ensure_service_capacity`] added (the API server finishes once no Service uses it).
-pub async fn remove_service_cidr(client: &kube::Client) -> anyhow::Result<()> {
-    let api: Api<ServiceCIDR> = Api::all(client.clone());
-    match api
-        .delete(SERVICE_CIDR_NAME, &DeleteParams::default())
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(e) => Err(e).context("deleting the benchmark's ServiceCIDR"),
-    }
 }
 
 /// `count` indices spread evenly over `0..n` (the objects the latency phase changes).
