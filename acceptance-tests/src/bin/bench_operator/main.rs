@@ -73,7 +73,6 @@ pub struct Args {
     /// Milliseconds between two spec changes of the latency phase.
     #[arg(long, default_value_t = 100)]
     pub patch_interval_ms: u64,
-
 }
 
 impl Args {
