@@ -66,7 +66,20 @@ pub async fn apply(api: &Api<DynamicObject>, name: &str, spec: Value) -> anyhow:
     Ok(())
 }
 
-/// `(status, reason)` of condition `type_`.
+/// The message of the condition `type_` of a Model Fleet object (empty when it has none).
+pub fn condition_message(object: &DynamicObject, type_: &str) -> String {
+    object
+        .data
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == type_)
+        .and_then(|c| c["message"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// `(status, reason)` of the condition `type_` of a Model Fleet object.
 pub fn condition(object: &DynamicObject, type_: &str) -> Option<(String, String)> {
     object

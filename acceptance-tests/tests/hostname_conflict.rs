@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use acceptance_tests::OperatorProcess;
 use acceptance_tests::cluster::PrivateCluster;
 use acceptance_tests::inference::{
-    api, apply, condition, create_gateway, echo_spec, isvc_resource, route_resource, wait_condition,
+    api, apply, condition, condition_message, create_gateway, echo_spec, isvc_resource,
+    route_resource, wait_condition,
 };
 use acceptance_tests::process::operator_kubeconfig;
 use acceptance_tests::wait_for;
@@ -149,12 +150,5 @@ async fn hostname_conflict_across_namespaces_the_later_service_waits_and_takes_o
 }
 
 fn route_message(object: &kube::api::DynamicObject) -> String {
-    object.data["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == "RouteReady")
-        .and_then(|c| c["message"].as_str())
-        .unwrap_or_default()
-        .to_owned()
+    condition_message(object, "RouteReady")
 }

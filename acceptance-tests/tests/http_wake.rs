@@ -11,8 +11,8 @@
 use std::time::Duration;
 
 use acceptance_tests::inference::{
-    api, apply, create_gateway, echo_spec, isvc_resource, operator, resource, route_resource,
-    scaled_object_resource, wait_condition,
+    api, apply, condition_message, create_gateway, echo_spec, isvc_resource, operator, resource,
+    route_resource, scaled_object_resource, wait_condition,
 };
 use acceptance_tests::{Cluster, wait_for};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -208,11 +208,7 @@ async fn with_the_add_on_disabled_scaling_http_says_dependency_missing() -> anyh
     )
     .await
     .map_err(|e| e.context(operator.log_tail()))?;
-    let message = json_of(&object)["status"]["conditions"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
-        .map(|c| c["message"].as_str().unwrap_or_default().to_owned())
-        .unwrap_or_default();
+    let message = condition_message(&object, "Ready");
     assert!(
         message.contains("--http-add-on=disabled") && message.contains("httpAddOn.enabled=true"),
         "{message}"

@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use acceptance_tests::inference::{
-    api, apply, condition, create_gateway, echo_spec, gateway_says, isvc_resource, operator,
-    scaled_object_resource, wait_condition,
+    api, apply, condition, condition_message, create_gateway, echo_spec, gateway_says,
+    isvc_resource, operator, scaled_object_resource, wait_condition,
 };
 use acceptance_tests::{Cluster, wait_for};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -355,16 +355,7 @@ async fn a_route_accepted_for_an_older_generation_is_not_trusted() -> anyhow::Re
         "waiting for Gateway {}/shared to accept the route",
         ns.name()
     );
-    let message = |object: &DynamicObject| {
-        object.data["status"]["conditions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|c| c["type"] == "RouteReady")
-            .and_then(|c| c["message"].as_str())
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let message = |object: &DynamicObject| condition_message(object, "RouteReady");
     let object = wait_condition(
         &isvcs,
         "echo",

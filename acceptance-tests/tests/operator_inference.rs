@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use acceptance_tests::cluster::PrivateCluster;
 use acceptance_tests::inference::{
-    accept_route, api, apply, condition, echo_spec, isvc_resource, metric,
+    accept_route, api, apply, condition, condition_message, echo_spec, isvc_resource, metric,
     observed_current_generation, operator, resource, route_resource, scaled_object_resource,
     wait_condition, wait_reconciled,
 };
@@ -562,11 +562,7 @@ async fn dependency_missing_is_reported_and_everything_else_keeps_serving() -> a
         Some("KedaMissing")
     );
     // The message names each missing dependency, the KEDA HTTP add-on's CRD (scaling.http) included.
-    let ready = object.data["status"]["conditions"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
-        .map(|c| c["message"].to_string())
-        .unwrap_or_default();
+    let ready = condition_message(&object, "Ready");
     for name in [
         "ScaledObject",
         "HTTPRoute",

@@ -133,6 +133,18 @@ impl RenderError {
     }
 }
 
+/// The configuration unit tests render with: the default Gateway `model-fleet-system/shared`, nothing else.
+#[cfg(test)]
+pub(crate) fn test_config() -> RenderConfig {
+    RenderConfig {
+        default_gateway: Some(GatewayRef {
+            namespace: "model-fleet-system".into(),
+            name: "shared".into(),
+        }),
+        ..RenderConfig::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

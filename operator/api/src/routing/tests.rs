@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::render::GatewayRef;
+use crate::render::test_config as config;
 
 /// An InferenceService `namespace/name` created at `created` (RFC 3339) with `gateway`.
 fn isvc(
@@ -24,16 +24,6 @@ fn isvc(
         }
     }))
     .unwrap()
-}
-
-fn config() -> RenderConfig {
-    RenderConfig {
-        default_gateway: Some(GatewayRef {
-            namespace: "model-fleet-system".into(),
-            name: "shared".into(),
-        }),
-        ..RenderConfig::default()
-    }
 }
 
 const EARLY: &str = "2026-12-03T10:00:00Z";

@@ -4,7 +4,8 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::render::{GatewayRef, RenderConfig, render_inference};
+use crate::render::render_inference;
+use crate::render::test_config as config;
 use crate::status::inference::scale_from_zero_warning;
 
 fn isvc(scaling: Value, gateway: Value) -> InferenceService {
@@ -21,16 +22,6 @@ fn isvc(scaling: Value, gateway: Value) -> InferenceService {
         }
     }))
     .unwrap()
-}
-
-fn config() -> RenderConfig {
-    RenderConfig {
-        default_gateway: Some(GatewayRef {
-            namespace: "model-fleet-system".into(),
-            name: "shared".into(),
-        }),
-        ..RenderConfig::default()
-    }
 }
 
 fn children(isvc: &InferenceService) -> Vec<Value> {
