@@ -8,7 +8,6 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::RenderError;
 use super::inference::{InferenceFacts, Workload};
-use super::meta::child_meta;
 use super::pod::{MainContainer, PodInputs, env_value, pod_spec};
 use crate::InferenceService;
 
@@ -28,11 +27,7 @@ pub(crate) fn deployment(
     workload: &Workload,
 ) -> Result<Deployment, RenderError> {
     Ok(Deployment {
-        metadata: child_meta(
-            &workload.owner,
-            workload.name.clone(),
-            workload.labels.clone(),
-        ),
+        metadata: workload.child_meta(),
         spec: Some(DeploymentSpec {
             replicas: facts.owned_replicas(),
             selector: LabelSelector {

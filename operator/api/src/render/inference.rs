@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::gateway::{HTTPRoute, HttpRouteParentRef, ReferenceGrant};
 use super::http_add_on::InterceptorRoute;
 use super::keda::ScaledObject;
-use super::meta::{LABEL_INFERENCE, Owner, labels};
+use super::meta::{LABEL_INFERENCE, Owner, child_meta, labels};
 use super::pod::DEFAULT_SERVICE_ACCOUNT;
 use super::{RenderConfig, RenderError, deployment, route, scaled_object, service, wake};
 use crate::capacity::{self, CapacityError, FitBudget};
@@ -129,6 +130,12 @@ impl Workload {
             selector,
             owner,
         }
+    }
+
+    /// Metadata of a child named [`Workload::name`] (the Deployment, ScaledObject, HTTPRoute and InterceptorRoute):
+    /// the owner reference and the common labels.
+    pub(crate) fn child_meta(&self) -> ObjectMeta {
+        child_meta(&self.owner, self.name.clone(), self.labels.clone())
     }
 }
 

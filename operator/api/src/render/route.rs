@@ -8,7 +8,6 @@ use super::gateway::{
 };
 use super::http_add_on::HttpAddOn;
 use super::inference::Workload;
-use super::meta::child_meta;
 use super::service::SERVICE_PORT;
 use super::wake;
 use crate::InferenceService;
@@ -53,11 +52,7 @@ pub(crate) fn http_route(
         ),
     };
     HTTPRoute {
-        metadata: child_meta(
-            &workload.owner,
-            workload.name.clone(),
-            workload.labels.clone(),
-        ),
+        metadata: workload.child_meta(),
         spec: HttpRouteSpec {
             parent_refs: vec![parent],
             hostnames: gateway.hostnames.unwrap_or_default(),

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use super::http_add_on::HttpAddOn;
 use super::inference::{InferenceFacts, Workload, triggers};
 use super::keda::{PAUSED_REPLICAS_ANNOTATION, ScaleTargetRef, ScaledObject, ScaledObjectSpec};
-use super::meta::child_meta;
 use super::wake;
 use crate::InferenceService;
 
@@ -26,11 +25,7 @@ pub(crate) fn scaled_object(
         return None;
     }
     let scaling = isvc.spec.scaling.clone().unwrap_or_default();
-    let mut metadata = child_meta(
-        &workload.owner,
-        workload.name.clone(),
-        workload.labels.clone(),
-    );
+    let mut metadata = workload.child_meta();
     if facts.paused {
         metadata.annotations = Some(BTreeMap::from([(
             PAUSED_REPLICAS_ANNOTATION.to_string(),

@@ -23,7 +23,7 @@ use super::http_add_on::{
     external_push_metadata,
 };
 use super::inference::Workload;
-use super::meta::{MANAGED_BY, child_meta};
+use super::meta::MANAGED_BY;
 use super::service::SERVICE_PORT;
 use crate::{
     DEFAULT_COLD_START_TIMEOUT_SECONDS, DEFAULT_TARGET_CONCURRENCY, HttpScaling, InferenceService,
@@ -69,11 +69,7 @@ pub(crate) fn interceptor_route(
         .cold_start_timeout_seconds
         .unwrap_or(DEFAULT_COLD_START_TIMEOUT_SECONDS);
     InterceptorRoute {
-        metadata: child_meta(
-            &workload.owner,
-            workload.name.clone(),
-            workload.labels.clone(),
-        ),
+        metadata: workload.child_meta(),
         spec: InterceptorRouteSpec {
             target: InterceptorTarget {
                 service: workload.service_name.clone(),
