@@ -112,12 +112,10 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     }
     if deps.gateway_api {
         controller = controller.owns(ctx.watched_api::<DeserializeGuard<HTTPRoute>>(), children);
-    }
-    if deps.gateway_api && deps.http_add_on {
-        ctx.wake_grants.attach(controller.store());
-        tokio::spawn(wake::sweep_until_stopped(ctx.clone(), stop.clone()));
-    }
-    if deps.gateway_api {
+        if deps.http_add_on {
+            ctx.wake_grants.attach(controller.store());
+            tokio::spawn(wake::sweep_until_stopped(ctx.clone(), stop.clone()));
+        }
         // Hostname conflicts: a change to one service (deletion included) reconciles the services sharing a claim.
         let store = controller.store();
         ctx.route_claims.attach(store.clone());
