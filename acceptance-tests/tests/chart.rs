@@ -88,6 +88,10 @@ fn every_profile_renders_a_restricted_operator_with_probes_and_the_shared_gatewa
             "{profile}: the operator's default Gateway is the chart's shared Gateway: {args:?}"
         );
         assert!(args.contains(&format!("--lease-namespace={NAMESPACE}").as_str()));
+        assert!(
+            args.contains(&"--max-concurrent-reconciles=16"),
+            "{profile}: the operator's reconcile concurrency is bounded: {args:?}"
+        );
         let gateway = find(&objects, "Gateway", "shared").expect("the shared Gateway");
         assert_eq!(gateway["spec"]["gatewayClassName"], "cilium");
         assert_eq!(gateway["metadata"]["namespace"], NAMESPACE);

@@ -13,6 +13,7 @@ use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use model_fleet_api::render::{GatewayRef, RenderConfig};
+use model_fleet_operator::controller::context::DEFAULT_MAX_CONCURRENT_RECONCILES;
 use model_fleet_operator::controller::failpoint::Failpoint;
 use model_fleet_operator::controller::leader::{
     DEFAULT_LEASE_DURATION_SECONDS, DEFAULT_LEASE_GRACE_SECONDS, LeaseSettings, default_identity,
@@ -64,6 +65,13 @@ pub struct RunArgs {
     /// Seconds after which a settled object is reconciled again without a change (tests use a few seconds).
     #[arg(long, value_name = "SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     pub resync_seconds: u64,
+
+    /// Reconciles each controller runs at once (kube-rs `controller::Config::concurrency`; controller-runtime calls it
+    /// MaxConcurrentReconciles). Bounded so a burst of thousands of objects queues here instead of flooding the API
+    /// server past its in-flight limit (it answers 429 and every request waits for its Retry-After).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONCURRENT_RECONCILES,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_concurrent_reconciles: u16,
 
     /// Log format (filter with RUST_LOG, default `info`).
     #[arg(long, value_enum, default_value_t = LogFormat::Json)]
@@ -146,6 +154,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         watch_namespace: args.watch_namespace.clone(),
         identity,
         resync: std::time::Duration::from_secs(args.resync_seconds),
+        max_concurrent_reconciles: args.max_concurrent_reconciles,
         http_add_on_enabled: args.http_add_on_mode == HttpAddOnMode::Auto,
     };
     let controllers = controllers();
@@ -274,6 +283,10 @@ mod tests {
         assert_eq!(args.metrics_bind_address, "0.0.0.0:8080".parse().unwrap());
         assert_eq!(args.log_format, LogFormat::Json);
         assert_eq!(args.resync_seconds, 300);
+        assert_eq!(
+            args.max_concurrent_reconciles,
+            DEFAULT_MAX_CONCURRENT_RECONCILES
+        );
         assert_eq!(args.http_add_on_mode, HttpAddOnMode::Auto);
         let lease = args.lease_settings("operators", "me".into());
         assert_eq!(lease.namespace, "operators");

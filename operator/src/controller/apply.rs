@@ -9,6 +9,7 @@
 
 use std::collections::BTreeSet;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{
     Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, Preconditions,
     PropagationPolicy,
@@ -18,6 +19,7 @@ use kube::{Client, ResourceExt};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::children::ChildCaches;
 use super::diff::{APPLIED_HASH_ANNOTATION, applied_hash, needs_apply};
 use super::error::{Error, Invalid, Result};
 use model_fleet_api::ownership;
@@ -275,60 +277,89 @@ pub async fn hand_over_replicas(
     Ok(())
 }
 
-/// Which live children to delete: those carrying `owner_uid` in their ownerReferences whose `(kind, name)` is not in
-/// `keep`. Pure selection used by [`prune`].
+/// Which live children to delete: those carrying `owner_uid` in their ownerReferences, not being deleted already,
+/// whose `(kind, name)` is not in `keep`. Pure selection used by [`prune`].
 pub fn prune_selection<'a>(
-    live: &'a [DynamicObject],
+    live: &'a [ObjectMeta],
     kind: &str,
     owner_uid: &str,
     keep: &BTreeSet<(String, String)>,
-) -> Vec<&'a DynamicObject> {
+) -> Vec<&'a ObjectMeta> {
     live.iter()
-        .filter(|object| {
-            object
-                .owner_references()
+        .filter(|meta| {
+            meta.owner_references
                 .iter()
+                .flatten()
                 .any(|owner| owner.uid == owner_uid)
         })
-        .filter(|object| object.meta().deletion_timestamp.is_none())
-        .filter(|object| !keep.contains(&(kind.to_owned(), object.name_any())))
+        .filter(|meta| meta.deletion_timestamp.is_none())
+        .filter(|meta| {
+            let name = meta.name.clone().unwrap_or_default();
+            !keep.contains(&(kind.to_owned(), name))
+        })
         .collect()
 }
 
-/// Deletes children of the given `kinds` in `namespace` that match `label_selector`, are owned by `owner_uid` and are
-/// not in `keep` (`(kind, name)` pairs of the desired set). A kind whose CRD is absent (404 on list) is skipped.
-/// Returns the `Kind/name`s deleted.
+/// The owner whose children [`prune`] deletes: its namespace and UID, and the label `(key, value)` its children
+/// carry.
+#[derive(Clone, Copy, Debug)]
+pub struct PruneOwner<'a> {
+    /// Namespace of the owner and its children.
+    pub namespace: &'a str,
+    /// The owner's UID (children are selected by their ownerReferences).
+    pub uid: &'a str,
+    /// The owner label of its children, e.g. `("modelfleet.io/inference", "<name>")`.
+    pub label: (&'static str, &'a str),
+}
+
+/// Deletes children of the given `kinds` in the owner's namespace that carry its label, are owned by its UID and are
+/// not in `keep` (`(kind, name)` pairs of the desired set). The children are read from `caches` (no request) when
+/// that kind is cached and listed otherwise; a kind whose CRD is absent (404 on list) is skipped. Each delete has the
+/// child's UID as a precondition, so an object that a stale cache still shows but that was replaced since is never
+/// deleted. Returns the `Kind/name`s deleted.
 ///
 /// # Errors
-/// [`Error::Prune`] for list or delete failures other than 404.
+/// [`Error::Prune`] for list or delete failures other than 404 (gone) and 409 (replaced since it was read).
 pub async fn prune(
     client: &Client,
-    namespace: &str,
-    owner_uid: &str,
-    label_selector: &str,
+    caches: &ChildCaches,
+    owner: PruneOwner<'_>,
     kinds: &[ApiResource],
     keep: &BTreeSet<(String, String)>,
 ) -> Result<Vec<String>> {
     let mut deleted = Vec::new();
     for resource in kinds {
-        let api = dynamic_api(client, resource, namespace);
-        let live = match api
-            .list(&ListParams::default().labels(label_selector))
-            .await
-        {
-            Ok(list) => list.items,
-            Err(kube::Error::Api(status)) if status.code == 404 => continue,
-            Err(e) => return Err(Error::prune(resource.kind.clone(), e)),
+        let api = dynamic_api(client, resource, owner.namespace);
+        let live = match caches.labelled(&resource.kind, owner.namespace, owner.label) {
+            Some(cached) => cached,
+            None => {
+                let selector = format!("{}={}", owner.label.0, owner.label.1);
+                match api.list(&ListParams::default().labels(&selector)).await {
+                    Ok(list) => list.items.into_iter().map(|o| o.metadata).collect(),
+                    Err(kube::Error::Api(status)) if status.code == 404 => continue,
+                    Err(e) => return Err(Error::prune(resource.kind.clone(), e)),
+                }
+            }
         };
-        for object in prune_selection(&live, &resource.kind, owner_uid, keep) {
-            let name = object.name_any();
-            match api.delete(&name, &DeleteParams::background()).await {
+        for meta in prune_selection(&live, &resource.kind, owner.uid, keep) {
+            let name = meta.name.clone().unwrap_or_default();
+            let params = DeleteParams {
+                preconditions: Some(Preconditions {
+                    uid: meta.uid.clone(),
+                    resource_version: None,
+                }),
+                ..DeleteParams::background()
+            };
+            match api.delete(&name, &params).await {
                 Ok(_) => {}
-                Err(kube::Error::Api(status)) if status.code == 404 => continue,
+                Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {
+                    continue;
+                }
                 Err(e) => return Err(Error::prune(format!("{}/{name}", resource.kind), e)),
             }
-            tracing::info!(child = %format!("{}/{name}", resource.kind), %namespace, "pruned child no longer rendered");
-            deleted.push(format!("{}/{name}", resource.kind));
+            let child = format!("{}/{name}", resource.kind);
+            tracing::info!(%child, namespace = %owner.namespace, "pruned child no longer rendered");
+            deleted.push(child);
         }
     }
     Ok(deleted)
@@ -412,9 +443,10 @@ mod tests {
             owned("foreign", "u2"),
         ];
         let keep = BTreeSet::from([("Deployment".to_owned(), "keep".to_owned())]);
+        let live: Vec<ObjectMeta> = live.into_iter().map(|o| o.metadata).collect();
         let names: Vec<String> = prune_selection(&live, "Deployment", "u1", &keep)
             .into_iter()
-            .map(|o| o.name_any())
+            .map(|meta| meta.name.clone().unwrap_or_default())
             .collect();
         assert_eq!(names, vec!["stale".to_owned()]);
     }

@@ -11,6 +11,7 @@ use kube::runtime::events::{Recorder, Reporter};
 use kube::{Api, Client, ResourceExt};
 
 use super::backoff::{BackoffPolicy, ErrorBackoff};
+use super::children::ChildCaches;
 use super::discovery::DependencyCache;
 use super::error::Error;
 use super::failpoint::Failpoint;
@@ -31,6 +32,10 @@ pub const CONFLICT_RETRY: Duration = Duration::from_secs(1);
 /// Default period (seconds: 300) after which a settled object is reconciled again even without a change.
 pub const DEFAULT_RESYNC: Duration = Duration::from_secs(300);
 
+/// Default of `--max-concurrent-reconciles` (per controller): enough to keep the API server busy, few enough that a
+/// burst of 1000 objects does not push it past its in-flight limit (measured in docs/PERFORMANCE.md).
+pub const DEFAULT_MAX_CONCURRENT_RECONCILES: u16 = 16;
+
 /// Operator-wide settings from the `run` flags.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OperatorConfig {
@@ -46,6 +51,8 @@ pub struct OperatorConfig {
     pub identity: String,
     /// `--resync-seconds`: requeue period of settled objects ([`DEFAULT_RESYNC`]).
     pub resync: Duration,
+    /// `--max-concurrent-reconciles`: reconciles each controller runs at once ([`DEFAULT_MAX_CONCURRENT_RECONCILES`]).
+    pub max_concurrent_reconciles: u16,
     /// `false` with `--http-add-on=disabled`: the KEDA HTTP add-on is treated as absent whatever discovery says
     /// ([`DependencyCache::new`]), and `DependencyMissing` names the flag rather than the CRD.
     pub http_add_on_enabled: bool,
@@ -59,6 +66,7 @@ impl Default for OperatorConfig {
             watch_namespace: None,
             identity: String::new(),
             resync: DEFAULT_RESYNC,
+            max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
             http_add_on_enabled: true,
         }
     }
@@ -84,6 +92,8 @@ pub struct Context {
     pub route_claims: RouteClaims,
     /// The KEDA HTTP add-on ReferenceGrants the operator keeps (`scaling.http`).
     pub wake_grants: WakeGrants,
+    /// Metadata-only caches of owned children (owner triggers and prune).
+    pub children: ChildCaches,
 }
 
 impl fmt::Debug for Context {
@@ -112,6 +122,7 @@ impl Context {
             backoff: ErrorBackoff::new(BackoffPolicy::default()),
             route_claims: RouteClaims::default(),
             wake_grants: WakeGrants::default(),
+            children: ChildCaches::default(),
             client,
             metrics,
             health,
@@ -128,6 +139,13 @@ impl Context {
             Some(namespace) => Api::namespaced(self.client.clone(), namespace),
             None => Api::all(self.client.clone()),
         }
+    }
+
+    /// The kube-rs controller settings every controller runs with: at most `--max-concurrent-reconciles` reconciles
+    /// at once, kube-rs's default debounce (none).
+    pub fn controller_config(&self) -> kube::runtime::controller::Config {
+        kube::runtime::controller::Config::default()
+            .concurrency(self.config.max_concurrent_reconciles)
     }
 
     /// After a successful reconcile of `kind`: resets the object's error backoff.

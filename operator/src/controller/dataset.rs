@@ -56,6 +56,7 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
         ctx.watched_api::<DeserializeGuard<Dataset>>(),
         watcher::Config::default().any_semantic(),
     )
+    .with_config(ctx.controller_config())
     .watches(
         ctx.watched_api::<DeserializeGuard<TrainingRun>>(),
         watcher::Config::default(),

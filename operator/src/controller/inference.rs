@@ -25,13 +25,13 @@ use k8s_openapi::jiff::Timestamp;
 use kube::Resource;
 use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, DeserializeGuard};
+use kube::runtime::PredicateConfig;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt as _, reflector, watcher};
 use model_fleet_api::conditions::{self, ConditionType, DesiredCondition};
 use model_fleet_api::names::label_value;
 use model_fleet_api::render::{
-    self, HTTPRoute, InferenceChildren, InferenceFacts, InterceptorRoute, LABEL_INFERENCE,
-    RenderError, RenderedInference, ScaledObject,
+    self, InferenceChildren, InferenceFacts, LABEL_INFERENCE, RenderError, RenderedInference,
 };
 use model_fleet_api::routing::Conflict;
 use model_fleet_api::schedule::{ScheduleState, Scheduled, idle as schedule_idle};
@@ -39,7 +39,7 @@ use model_fleet_api::status::Draft;
 use model_fleet_api::status::inference as status;
 use model_fleet_api::{InferenceService, InferenceServiceStatus, Intent};
 
-use super::apply::{self, ApplyOutcome, Child};
+use super::apply::{self, ApplyOutcome, Child, PruneOwner};
 use super::context::Context;
 use super::discovery::{
     Dependencies, http_route_resource, interceptor_route_resource, scaled_object_resource,
@@ -51,6 +51,7 @@ mod idle;
 mod observe;
 mod replicas;
 pub(crate) mod routes;
+mod trigger;
 pub mod wake;
 
 use self::observe::observe_children;
@@ -85,33 +86,33 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
             Dependencies::NONE
         }
     };
-    let children = watcher::Config::default().labels(LABEL_INFERENCE);
-    let mut controller = Controller::new(
+    // The controller's own cache of InferenceServices is filled from every change; only changes of a reconcile's
+    // inputs ([`trigger::inputs`]) start one.
+    let (services, writer) = reflector::store();
+    let changes = watcher(
         ctx.watched_api::<DeserializeGuard<InferenceService>>(),
         watcher::Config::default().any_semantic(),
     )
-    .owns(
-        ctx.watched_api::<DeserializeGuard<Deployment>>(),
-        children.clone(),
-    )
-    .owns(
-        ctx.watched_api::<DeserializeGuard<Service>>(),
-        children.clone(),
-    );
-    if deps.keda {
-        controller = controller.owns(
-            ctx.watched_api::<DeserializeGuard<ScaledObject>>(),
-            children.clone(),
-        );
-    }
-    if deps.http_add_on {
-        controller = controller.owns(
-            ctx.watched_api::<DeserializeGuard<InterceptorRoute>>(),
-            children.clone(),
-        );
+    .reflect(writer)
+    .applied_objects()
+    .predicate_filter(trigger::inputs, PredicateConfig::default());
+    let mut controller =
+        Controller::for_stream(changes, services).with_config(ctx.controller_config());
+    let mut kinds = vec![
+        ApiResource::erase::<Deployment>(&()),
+        ApiResource::erase::<Service>(&()),
+    ];
+    kinds.extend(deps.keda.then(scaled_object_resource));
+    kinds.extend(deps.http_add_on.then(interceptor_route_resource));
+    kinds.extend(deps.gateway_api.then(http_route_resource));
+    for resource in kinds {
+        let namespace = ctx.config.watch_namespace.as_deref();
+        let children =
+            ctx.children
+                .watch(ctx.client.clone(), namespace, &resource, LABEL_INFERENCE);
+        controller = controller.owns_stream_with(children, resource);
     }
     if deps.gateway_api {
-        controller = controller.owns(ctx.watched_api::<DeserializeGuard<HTTPRoute>>(), children);
         if deps.http_add_on {
             ctx.wake_grants.attach(controller.store());
             tokio::spawn(wake::sweep_until_stopped(ctx.clone(), stop.clone()));
@@ -173,6 +174,7 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
         _ => None,
     };
     let applied = apply_children(ctx, isvc, &owner, &children, &facts, deps, conflict).await?;
+    announce_created(ctx, isvc, &applied.created).await;
     prune_children(ctx, isvc, &owner, &applied, deps).await?;
     let observed = observe_children(ctx, isvc, &owner, &children, &facts, &applied, deps).await?;
     let mut draft = status::desired(isvc, &facts, &observed.view(&applied));
@@ -216,6 +218,8 @@ struct Applied {
     keep: BTreeSet<(String, String)>,
     /// The hostname and path an older service holds ([`routes::RouteClaims::conflict`]): no HTTPRoute was applied.
     conflict: Option<Conflict>,
+    /// `Kind/name` of each child this apply created, announced in one `Created` Event (one write, not one per child).
+    created: Vec<String>,
 }
 
 /// apply: Service, Deployment (with the replica hand-over), ScaledObject, HTTPRoute, each skipped when unchanged;
@@ -235,21 +239,21 @@ async fn apply_children(
     };
 
     let service = Child::typed(&children.service)?;
-    apply_one(ctx, isvc, &service, &mut applied).await?;
+    apply_one(ctx, &service, &mut applied).await?;
 
     let (deployment, live) = deployment_with_replicas(ctx, isvc, owner, children, facts).await?;
-    let (outcome, object) = apply_child(ctx, isvc, &deployment, live, &mut applied).await?;
+    let (outcome, object) = apply_child(ctx, &deployment, live, &mut applied).await?;
     if outcome == ApplyOutcome::Applied {
         failpoint::hit(ctx.config.failpoint, Failpoint::AfterDeploymentApply);
     }
     applied.deployment = Some(parse(&deployment, object)?);
 
     if let (Some(route), true) = (&children.interceptor_route, deps.http_add_on) {
-        apply_one(ctx, isvc, &Child::typed(route)?, &mut applied).await?;
+        apply_one(ctx, &Child::typed(route)?, &mut applied).await?;
     }
     if let (Some(scaled_object), true) = (&children.scaled_object, deps.keda) {
         let child = Child::typed(scaled_object)?;
-        applied.scaled_object = Some(apply_one(ctx, isvc, &child, &mut applied).await?);
+        applied.scaled_object = Some(apply_one(ctx, &child, &mut applied).await?);
     }
     if let (Some(grant), true, true) = (
         &children.reference_grant,
@@ -262,24 +266,18 @@ async fn apply_children(
     }
     if let (Some(route), true, None) = (&children.http_route, deps.gateway_api, &applied.conflict) {
         let child = Child::typed(route)?;
-        applied.http_route = Some(apply_one(ctx, isvc, &child, &mut applied).await?);
+        applied.http_route = Some(apply_one(ctx, &child, &mut applied).await?);
     }
     Ok(applied)
 }
 
-async fn apply_one(
-    ctx: &Context,
-    isvc: &InferenceService,
-    child: &Child,
-    applied: &mut Applied,
-) -> Result<DynamicObject> {
+async fn apply_one(ctx: &Context, child: &Child, applied: &mut Applied) -> Result<DynamicObject> {
     let live = apply::get_live(&ctx.client, child).await?;
-    Ok(apply_child(ctx, isvc, child, live, applied).await?.1)
+    Ok(apply_child(ctx, child, live, applied).await?.1)
 }
 
 async fn apply_child(
     ctx: &Context,
-    isvc: &InferenceService,
     child: &Child,
     live: Option<DynamicObject>,
     applied: &mut Applied,
@@ -290,16 +288,25 @@ async fn apply_child(
         .keep
         .insert((child.resource.kind.clone(), child.name.clone()));
     if created {
-        events::normal(
-            &ctx.recorder,
-            &isvc.object_ref(&()),
-            "Created",
-            "Apply",
-            format!("created {}", child.display()),
-        )
-        .await;
+        applied.created.push(child.display());
     }
     Ok((outcome, object))
+}
+
+/// One `Normal` Event `Created` naming every child this reconcile created (none when it created none).
+async fn announce_created(ctx: &Context, isvc: &InferenceService, created: &[String]) {
+    if created.is_empty() {
+        return;
+    }
+    let note = format!("created {}", created.join(", "));
+    events::normal(
+        &ctx.recorder,
+        &isvc.object_ref(&()),
+        "Created",
+        "Apply",
+        note,
+    )
+    .await;
 }
 
 /// prune: delete owned children that were not applied this time (e.g. the ScaledObject after triggers are removed,
@@ -324,12 +331,16 @@ async fn prune_children(
     if deps.http_add_on {
         kinds.push(interceptor_route_resource());
     }
-    let selector = format!("{LABEL_INFERENCE}={}", label_value(&owner.name));
+    let label = label_value(&owner.name);
+    let prune_owner = PruneOwner {
+        namespace: &owner.namespace,
+        uid: &owner.uid,
+        label: (LABEL_INFERENCE, &label),
+    };
     let deleted = apply::prune(
         &ctx.client,
-        &owner.namespace,
-        &owner.uid,
-        &selector,
+        &ctx.children,
+        prune_owner,
         &kinds,
         &applied.keep,
     )

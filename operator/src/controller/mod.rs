@@ -5,7 +5,8 @@
 //! - [`error`]: the one [`Error`] enum, one variant per step, with `step()` and `metric_label()`;
 //! - [`context`]: [`Context`] (client, Event recorder, metrics, health, flags, discovery, backoff);
 //! - [`apply`]: server-side apply of children (field manager `model-fleet-operator`, force, `fieldValidation=Strict`),
-//!   replica hand-over, pruning by owner UID;
+//!   replica hand-over, pruning by owner UID; [`children`]: metadata-only caches of owned children (owner triggers
+//!   and prune without a LIST);
 //! - [`diff`]: the pure zero-writes checks; [`status`]: the status writer (what a status says is computed by
 //!   `model_fleet_api::status`);
 //! - [`discovery`]: KEDA / Gateway API CRD presence (`DependencyMissing`);
@@ -17,6 +18,7 @@
 
 pub mod apply;
 pub mod backoff;
+pub mod children;
 pub mod context;
 pub mod dataset;
 pub mod diff;

@@ -36,7 +36,7 @@ use model_fleet_api::status::Draft;
 use model_fleet_api::status::training::{self as status, job_outcome, may_create_job};
 use model_fleet_api::{Dataset, TrainingPhase, TrainingRun, TrainingRunStatus};
 
-use super::apply::{self, Child};
+use super::apply::{self, Child, PruneOwner};
 use super::context::Context;
 use super::error::{Error, Result};
 use super::events;
@@ -65,13 +65,21 @@ pub fn controller() -> ControllerSpec {
 /// Watches TrainingRuns (through `DeserializeGuard`), their Jobs and Services, and the Datasets they reference (a
 /// run refused for a missing or closed Dataset is retried when the Dataset changes), until `stop` fires.
 pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
-    let children = watcher::Config::default().labels(LABEL_TRAINING);
-    let controller = Controller::new(
+    let mut controller = Controller::new(
         ctx.watched_api::<DeserializeGuard<TrainingRun>>(),
         watcher::Config::default().any_semantic(),
     )
-    .owns(ctx.watched_api::<Job>(), children.clone())
-    .owns(ctx.watched_api::<Service>(), children);
+    .with_config(ctx.controller_config());
+    for resource in [
+        ApiResource::erase::<Job>(&()),
+        ApiResource::erase::<Service>(&()),
+    ] {
+        let namespace = ctx.config.watch_namespace.as_deref();
+        let children = ctx
+            .children
+            .watch(ctx.client.clone(), namespace, &resource, LABEL_TRAINING);
+        controller = controller.owns_stream_with(children, resource);
+    }
     let runs = controller.store();
     let controller = controller.watches(
         ctx.watched_api::<DeserializeGuard<Dataset>>(),
@@ -298,16 +306,13 @@ async fn prune_children(
         ApiResource::erase::<Job>(&()),
         ApiResource::erase::<Service>(&()),
     ];
-    let selector = format!("{LABEL_TRAINING}={}", label_value(&owner.name));
-    let deleted = apply::prune(
-        &ctx.client,
-        &owner.namespace,
-        &owner.uid,
-        &selector,
-        &kinds,
-        &keep,
-    )
-    .await?;
+    let label = label_value(&owner.name);
+    let prune_owner = PruneOwner {
+        namespace: &owner.namespace,
+        uid: &owner.uid,
+        label: (LABEL_TRAINING, &label),
+    };
+    let deleted = apply::prune(&ctx.client, &ctx.children, prune_owner, &kinds, &keep).await?;
     for child in deleted {
         announce(
             ctx,

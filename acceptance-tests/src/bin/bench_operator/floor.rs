@@ -5,8 +5,8 @@
 //! same `--default-gateway`, `spec.replicas` from the same replica plan, sent through the operator's own
 //! `controller::apply::apply` (field manager `model-fleet-operator`, force, `fieldValidation=Strict`, the
 //! applied-hash annotation), then writes one status with the operator's status writer. It reads nothing: no GETs of
-//! live children, no prune LISTs, no discovery, no Events. The operator's reconcile concurrency is unbounded (its
-//! kube-rs `Controller` sets no `concurrency`), so `--concurrency 0` (the default) runs every object's work at once.
+//! live children, no prune LISTs, no discovery, no Events. At most `--concurrency` objects are worked on at once, the
+//! operator's `--max-concurrent-reconciles` in the operator phase.
 
 use std::time::Instant;
 
@@ -69,7 +69,7 @@ async fn measure(
         ..RenderConfig::default()
     };
     let tracker = Tracker::start(client, ns).await?;
-    let limit = args.limit(n);
+    let limit = args.limit();
     let (created, to_apply) = futures::channel::mpsc::unbounded();
     let started = Instant::now();
     let creates = workload::create_all(client, ns, n, limit, Some(created));

@@ -36,6 +36,7 @@ use anyhow::Context as _;
 use clap::Parser;
 
 use acceptance_tests::Cluster;
+use model_fleet_operator::controller::context::DEFAULT_MAX_CONCURRENT_RECONCILES;
 
 /// Command line of `bench-operator`.
 #[derive(Parser, Debug, Clone)]
@@ -53,10 +54,11 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub operator: Option<PathBuf>,
 
-    /// Requests in flight at once, for the creates of both phases and for the floor's per-object work. 0 means
-    /// unbounded, which is what the operator's kube-rs Controller uses (no `controller::Config::concurrency`).
-    #[arg(long, default_value_t = 0)]
-    pub concurrency: usize,
+    /// Objects worked on at once: the operator's `--max-concurrent-reconciles` and the floor's objects in flight
+    /// (the same concurrency on both sides, as issue 17 asks); the benchmark's own creates use it too.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONCURRENT_RECONCILES,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: u16,
 
     /// Appends one JSON line per N with every figure to this file.
     #[arg(long, value_name = "FILE")]
@@ -83,13 +85,9 @@ impl Args {
         })
     }
 
-    /// The bound of requests in flight for `n` objects (`--concurrency 0` is unbounded: `n`).
-    fn limit(&self, n: usize) -> usize {
-        if self.concurrency == 0 {
-            n.max(1)
-        } else {
-            self.concurrency
-        }
+    /// The bound of objects in flight (`--concurrency`).
+    fn limit(&self) -> usize {
+        usize::from(self.concurrency)
     }
 }
 

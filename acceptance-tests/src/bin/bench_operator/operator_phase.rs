@@ -115,7 +115,7 @@ async fn measure(
     let audit = cluster.audit_log();
     let mark = audit.mark()?;
     let started = Instant::now();
-    workload::create_all(client, ns, n, args.limit(n), None).await?;
+    workload::create_all(client, ns, n, args.limit(), None).await?;
     figures.create_seconds = started.elapsed().as_secs_f64();
     let done = tracker
         .wait_converged(n, convergence_timeout(n))
@@ -165,7 +165,15 @@ async fn start_operator(
     let kubeconfig = operator_kubeconfig(cluster)?;
     let gateway = workload::default_gateway(ns)?.to_string();
     let resync = args.resync_seconds.to_string();
-    let flags = ["--default-gateway", &gateway, "--resync-seconds", &resync];
+    let concurrency = args.concurrency.to_string();
+    let flags = [
+        "--default-gateway",
+        &gateway,
+        "--resync-seconds",
+        &resync,
+        "--max-concurrent-reconciles",
+        &concurrency,
+    ];
     let operator =
         OperatorProcess::start_binary(cluster, binary, &kubeconfig, ns, "fleet", &flags, &[])?;
     operator.wait_ready().await?;

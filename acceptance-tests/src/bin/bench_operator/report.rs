@@ -274,13 +274,9 @@ fn linearity(rows: &[Row]) -> String {
 
 /// The whole report: table, details, targets.
 pub fn render(rows: &[Row], args: &Args) -> String {
-    let concurrency = if args.concurrency == 0 {
-        "unbounded".to_owned()
-    } else {
-        args.concurrency.to_string()
-    };
     format!(
-        "## Operator benchmark (issue 17)\n\nConcurrency {concurrency}, resync {} s, operator {}.\n\n{}{}\nTargets:\n{}{}{}",
+        "## Operator benchmark (issue 17)\n\nConcurrency {}, resync {} s, operator {}.\n\n{}{}\nTargets:\n{}{}{}",
+        args.concurrency,
         args.resync_seconds,
         args.operator_binary().display(),
         table(rows),
