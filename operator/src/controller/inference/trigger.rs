@@ -3,8 +3,9 @@
 //! Every status write of the operator is itself a change of the object, and without a filter each one queues a
 //! reconcile that reads every child again to find nothing to do (about one wasted reconcile per write). The filter
 //! is controller-runtime's `GenerationChangedPredicate` widened to every input a reconcile reads from the object:
-//! `metadata.generation` (the spec), labels, annotations, the deletion timestamp, and `status.idle` (the record idle
-//! suspension decides from: the reconcile that writes `suspendedAt` is followed by the one that suspends). A change of
+//! the UID (an object deleted and created again under the same name is new), `metadata.generation` (the spec),
+//! labels, annotations, the deletion timestamp, and `status.idle` (the record idle suspension decides from: the
+//! reconcile that writes `suspendedAt` is followed by the one that suspends). A change of
 //! anything else in the status (its conditions, URL, replica counts: outputs only) starts nothing; a status edited by
 //! someone else is rewritten at the next resync or child change. An object that does not deserialize passes on every
 //! change (its `resourceVersion`), so its Warning Event is kept current.
@@ -21,6 +22,9 @@ use model_fleet_api::InferenceService;
 pub fn inputs(guard: &DeserializeGuard<InferenceService>) -> Option<u64> {
     let meta = guard.meta();
     let mut hasher = DefaultHasher::new();
+    // The UID first: kube keys the filter's memory by namespace and name, so an object deleted and created again
+    // with the same name and spec (generation 1 both times) must still pass as new.
+    meta.uid.hash(&mut hasher);
     meta.generation.hash(&mut hasher);
     meta.labels.hash(&mut hasher);
     meta.annotations.hash(&mut hasher);
@@ -100,6 +104,13 @@ mod tests {
                 "change {i} must start a reconcile"
             );
         }
+    }
+
+    #[test]
+    fn the_same_object_created_again_under_its_name_starts_a_reconcile() {
+        let first = with(|isvc| isvc.metadata.uid = Some("uid-1".into()));
+        let again = with(|isvc| isvc.metadata.uid = Some("uid-2".into()));
+        assert_ne!(inputs(&first), inputs(&again));
     }
 
     #[test]
