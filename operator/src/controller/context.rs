@@ -5,13 +5,15 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::core::{NamespaceResourceScope, Resource};
+use futures::Stream;
+use kube::core::{ApiResource, NamespaceResourceScope, Resource};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 
 use super::backoff::{BackoffPolicy, ErrorBackoff};
-use super::children::ChildCaches;
+use super::children::{ChildCaches, ChildMeta};
 use super::discovery::DependencyCache;
 use super::error::Error;
 use super::failpoint::Failpoint;
@@ -139,6 +141,18 @@ impl Context {
             Some(namespace) => Api::namespaced(self.client.clone(), namespace),
             None => Api::all(self.client.clone()),
         }
+    }
+
+    /// Starts the metadata-only cache of children of kind `resource` labelled `label` in the watched namespace(s)
+    /// and returns its stream for `Controller::owns_stream_with` ([`ChildCaches::watch`]).
+    pub fn watch_children(
+        &self,
+        resource: &ApiResource,
+        label: &'static str,
+    ) -> impl Stream<Item = Result<ChildMeta, watcher::Error>> + Send + 'static {
+        let namespace = self.config.watch_namespace.as_deref();
+        self.children
+            .watch(self.client.clone(), namespace, resource, label)
     }
 
     /// The kube-rs controller settings every controller runs with: at most `--max-concurrent-reconciles` reconciles

@@ -98,18 +98,8 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     .predicate_filter(trigger::inputs, PredicateConfig::default());
     let mut controller =
         Controller::for_stream(changes, services).with_config(ctx.controller_config());
-    let mut kinds = vec![
-        ApiResource::erase::<Deployment>(&()),
-        ApiResource::erase::<Service>(&()),
-    ];
-    kinds.extend(deps.keda.then(scaled_object_resource));
-    kinds.extend(deps.http_add_on.then(interceptor_route_resource));
-    kinds.extend(deps.gateway_api.then(http_route_resource));
-    for resource in kinds {
-        let namespace = ctx.config.watch_namespace.as_deref();
-        let children =
-            ctx.children
-                .watch(ctx.client.clone(), namespace, &resource, LABEL_INFERENCE);
+    for resource in child_kinds(deps) {
+        let children = ctx.watch_children(&resource, LABEL_INFERENCE);
         controller = controller.owns_stream_with(children, resource);
     }
     if deps.gateway_api {
@@ -309,6 +299,19 @@ async fn announce_created(ctx: &Context, isvc: &InferenceService, created: &[Str
     .await;
 }
 
+/// The kinds an InferenceService's children can have with the installed dependencies: what the controller watches
+/// and what prune looks through.
+fn child_kinds(deps: Dependencies) -> Vec<ApiResource> {
+    let mut kinds = vec![
+        ApiResource::erase::<Deployment>(&()),
+        ApiResource::erase::<Service>(&()),
+    ];
+    kinds.extend(deps.keda.then(scaled_object_resource));
+    kinds.extend(deps.http_add_on.then(interceptor_route_resource));
+    kinds.extend(deps.gateway_api.then(http_route_resource));
+    kinds
+}
+
 /// prune: delete owned children that were not applied this time (e.g. the ScaledObject after triggers are removed,
 /// the HTTPRoute after `gateway` is removed).
 async fn prune_children(
@@ -318,19 +321,7 @@ async fn prune_children(
     applied: &Applied,
     deps: Dependencies,
 ) -> Result<()> {
-    let mut kinds = vec![
-        ApiResource::erase::<Deployment>(&()),
-        ApiResource::erase::<Service>(&()),
-    ];
-    if deps.keda {
-        kinds.push(scaled_object_resource());
-    }
-    if deps.gateway_api {
-        kinds.push(http_route_resource());
-    }
-    if deps.http_add_on {
-        kinds.push(interceptor_route_resource());
-    }
+    let kinds = child_kinds(deps);
     let label = label_value(&owner.name);
     let prune_owner = PruneOwner {
         namespace: &owner.namespace,

@@ -70,14 +70,8 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
         watcher::Config::default().any_semantic(),
     )
     .with_config(ctx.controller_config());
-    for resource in [
-        ApiResource::erase::<Job>(&()),
-        ApiResource::erase::<Service>(&()),
-    ] {
-        let namespace = ctx.config.watch_namespace.as_deref();
-        let children = ctx
-            .children
-            .watch(ctx.client.clone(), namespace, &resource, LABEL_TRAINING);
+    for resource in child_kinds() {
+        let children = ctx.watch_children(&resource, LABEL_TRAINING);
         controller = controller.owns_stream_with(children, resource);
     }
     let runs = controller.store();
@@ -288,6 +282,15 @@ async fn set_suspend(
     Ok(patched)
 }
 
+/// The kinds of a TrainingRun's children (its Job and headless Service): what the controller watches and what prune
+/// looks through.
+fn child_kinds() -> [ApiResource; 2] {
+    [
+        ApiResource::erase::<Job>(&()),
+        ApiResource::erase::<Service>(&()),
+    ]
+}
+
 /// prune: owned Jobs and Services that are not rendered, keeping the live Job `job_name` whatever its name (the set
 /// of a run is fixed by its immutable spec, so this removes only leftovers such as a second Job).
 async fn prune_children(
@@ -302,10 +305,7 @@ async fn prune_children(
     if let Some(service) = &children.headless_service {
         keep.insert(("Service".to_owned(), service.name_any()));
     }
-    let kinds = [
-        ApiResource::erase::<Job>(&()),
-        ApiResource::erase::<Service>(&()),
-    ];
+    let kinds = child_kinds();
     let label = label_value(&owner.name);
     let prune_owner = PruneOwner {
         namespace: &owner.namespace,
