@@ -6,7 +6,8 @@
 //!     refused with 409 and its successor keeps an empty status;
 //! (b) a status computed for an older generation of the same object is refused the same way (no `observedGeneration`
 //!     going back);
-//! (c) a write from the current read lands.
+//! (c) a write from the current read lands, and the object it returned stands in for the version it replaced
+//!     (`controller::written::StatusWrites`) until a cache shows the write.
 
 use acceptance_tests::Cluster;
 use acceptance_tests::inference::echo_spec;
@@ -15,6 +16,7 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use model_fleet_api::{InferenceService, InferenceServiceStatus};
 use model_fleet_operator::controller::reconcile::Owner;
 use model_fleet_operator::controller::status::write_status;
+use model_fleet_operator::controller::written::StatusWrites;
 use serde_json::json;
 
 fn status(observed_generation: i64) -> InferenceServiceStatus {
@@ -40,12 +42,13 @@ async fn a_status_from_an_outdated_read_is_refused_and_the_current_one_lands() -
     let ns = cluster.namespace("status-precondition").await?;
     let client = cluster.client().await?;
     let api: Api<InferenceService> = Api::namespaced(client, ns.name());
+    let writes = StatusWrites::default();
 
     // (a) Read, then the object is deleted and re-created under its name.
     let first = Owner::of(&create(&api, "svc").await?)?;
     api.delete("svc", &DeleteParams::default()).await?;
     let second = create(&api, "svc").await?;
-    let error = write_status(&api, &first, None, &status(1))
+    let error = write_status(&api, &writes, &first, None, &status(1))
         .await
         .expect_err("a status for the deleted object must be refused");
     assert!(error.is_status_conflict(), "{error}");
@@ -63,14 +66,27 @@ async fn a_status_from_an_outdated_read_is_refused_and_the_current_one_lands() -
         )
         .await?;
     assert_eq!(changed.metadata.generation, Some(2));
-    let error = write_status(&api, &read_at_1, None, &status(1))
+    let error = write_status(&api, &writes, &read_at_1, None, &status(1))
         .await
         .expect_err("a status computed for generation 1 must be refused at generation 2");
     assert!(error.is_status_conflict(), "{error}");
     assert_eq!(api.get_status("svc").await?.status, None);
 
-    // (c) The current read writes.
-    write_status(&api, &Owner::of(&changed)?, None, &status(2)).await?;
-    assert_eq!(api.get_status("svc").await?.status, Some(status(2)));
+    // (c) The current read writes, and the written object stands in for the read until a cache catches up.
+    write_status(&api, &writes, &Owner::of(&changed)?, None, &status(2)).await?;
+    let stored = api.get_status("svc").await?;
+    assert_eq!(stored.status, Some(status(2)));
+    let fresher = writes
+        .fresher(&changed)
+        .expect("the written object replaces the version the write replaced");
+    assert_eq!(
+        fresher.metadata.resource_version,
+        stored.metadata.resource_version
+    );
+    assert_eq!(fresher.status, Some(status(2)));
+    assert!(
+        writes.fresher(&stored).is_none(),
+        "a cache that caught up is used as it is"
+    );
     Ok(())
 }

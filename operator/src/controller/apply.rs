@@ -135,13 +135,15 @@ pub async fn get_live(client: &Client, child: &Child) -> Result<Option<DynamicOb
 }
 
 /// Server-side applies `child` unless the `live` object (from [`get_live`]) already matches; returns what happened
-/// and the resulting object (the live one when unchanged).
+/// and the resulting object (the live one when unchanged). A write is recorded in `caches` ([`ChildCaches::wrote`]),
+/// so its own watch event does not reconcile the owner again.
 ///
 /// # Errors
 /// [`Error::Apply`]: the API server refused (e.g. 422 for a field refused by strict validation), or the live object
 /// cannot be turned into JSON.
 pub async fn apply(
     client: &Client,
+    caches: &ChildCaches,
     child: &Child,
     live: Option<DynamicObject>,
 ) -> Result<(ApplyOutcome, DynamicObject)> {
@@ -169,6 +171,7 @@ pub async fn apply(
         .patch(&child.name, &apply_params(), &Patch::Apply(&desired))
         .await
         .map_err(|e| Error::apply(child.display(), e))?;
+    caches.wrote(&child.resource.kind, &applied);
     tracing::info!(child = %child.display(), namespace = %child.namespace, "applied child");
     Ok((ApplyOutcome::Applied, applied))
 }

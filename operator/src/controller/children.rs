@@ -10,11 +10,16 @@
 //!
 //! `managedFields` are dropped before the cache stores an object (nothing reads them here; they are most of a small
 //! object's metadata).
+//!
+//! A child event that only reports the operator's own write does not trigger its owner: the reconcile that wrote the
+//! child read the object the write returned ([`ChildCaches::wrote`]), so reconciling again for the same version
+//! would only repeat it. Any other change (another writer, a controller's status update, a deletion) has a newer
+//! `resourceVersion` and triggers as before.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
-use futures::{FutureExt as _, Stream};
+use futures::{FutureExt as _, Stream, TryStreamExt as _};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, PartialObjectMeta};
@@ -32,7 +37,41 @@ type CacheKey = (&'static str, String);
 /// The child caches of the running controllers. A controller attaches its caches each time it is built (the
 /// controllers start again each time the Lease is acquired; a stopped controller's cache is never updated again).
 #[derive(Debug, Default)]
-pub struct ChildCaches(RwLock<HashMap<CacheKey, Store<ChildMeta>>>);
+pub struct ChildCaches {
+    caches: RwLock<HashMap<CacheKey, Store<ChildMeta>>>,
+    own_writes: Arc<OwnWrites>,
+}
+
+/// The `resourceVersion` each of the operator's latest child writes returned, by `(kind, namespace, name)`, until
+/// the watch delivers that child again. At most one entry per child of a watched kind.
+#[derive(Debug, Default)]
+struct OwnWrites(Mutex<HashMap<(String, String, String), String>>);
+
+impl OwnWrites {
+    fn record(&self, kind: &str, namespace: &str, name: &str, resource_version: &str) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(
+            (kind.to_owned(), namespace.to_owned(), name.to_owned()),
+            resource_version.to_owned(),
+        );
+    }
+
+    /// Whether the watched `child` is exactly the version an own write returned. Forgets the write either way: the
+    /// watch has caught up with it (or moved past it).
+    fn is_own(&self, kind: &str, child: &ChildMeta) -> bool {
+        let meta = &child.metadata;
+        let key = (
+            kind.to_owned(),
+            meta.namespace.clone().unwrap_or_default(),
+            meta.name.clone().unwrap_or_default(),
+        );
+        let written = self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&key);
+        written.is_some() && written == meta.resource_version
+    }
+}
 
 impl ChildCaches {
     /// Starts the cache of the children of kind `resource` that carry the label `label` (any value) in `namespace`
@@ -48,21 +87,44 @@ impl ChildCaches {
     ) -> impl Stream<Item = Result<ChildMeta, watcher::Error>> + Send + 'static {
         let writer = Writer::new(resource.clone());
         self.attach(label, &resource.kind, writer.as_reader());
+        let own_writes = self.own_writes.clone();
         // An `Api` of `PartialObjectMeta` sends metadata-only requests (`as=PartialObjectMetadata`).
         let api: Api<ChildMeta> = match namespace {
             Some(namespace) => Api::namespaced_with(client, namespace, resource),
             None => Api::all_with(client, resource),
         };
-        watcher(api, watcher::Config::default().labels(label))
+        let changes = watcher(api, watcher::Config::default().labels(label))
             .default_backoff()
             .modify(|child| child.managed_fields_mut().clear())
             .reflect(writer)
-            .touched_objects()
+            .touched_objects();
+        skip_own_writes(changes, own_writes, resource.kind.clone())
+    }
+
+    /// Records that the operator wrote `object`, a child of kind `kind`: its watch event with the same
+    /// `resourceVersion` then triggers no reconcile. Kinds without a cache are not recorded (no event would ever
+    /// clear the entry).
+    pub fn wrote(&self, kind: &str, object: &DynamicObject) {
+        let meta = &object.metadata;
+        let (Some(namespace), Some(name), Some(version)) =
+            (&meta.namespace, &meta.name, &meta.resource_version)
+        else {
+            return;
+        };
+        let cached = self
+            .caches
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .any(|(_, cached)| cached == kind);
+        if cached {
+            self.own_writes.record(kind, namespace, name, version);
+        }
     }
 
     /// Makes `store` the cache of `kind` children labelled `label`.
     fn attach(&self, label: &'static str, kind: &str, store: Store<ChildMeta>) {
-        self.0
+        self.caches
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert((label, kind.to_owned()), store);
@@ -77,7 +139,7 @@ impl ChildCaches {
         (label, value): (&'static str, &str),
     ) -> Option<Vec<ObjectMeta>> {
         let store = self
-            .0
+            .caches
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(&(label, kind.to_owned()))
@@ -97,9 +159,19 @@ impl ChildCaches {
     }
 }
 
+/// `changes` without the children that are exactly what an own write returned ([`OwnWrites::is_own`]).
+fn skip_own_writes<E>(
+    changes: impl Stream<Item = Result<ChildMeta, E>>,
+    own_writes: Arc<OwnWrites>,
+    kind: String,
+) -> impl Stream<Item = Result<ChildMeta, E>> {
+    changes.try_filter(move |child| std::future::ready(!own_writes.is_own(&kind, child)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::StreamExt as _;
     use k8s_openapi::api::apps::v1::Deployment;
     use kube::core::PartialObjectMetaExt as _;
     use kube::runtime::watcher::Event;
@@ -114,6 +186,72 @@ mod tests {
             ..ObjectMeta::default()
         }
         .into_response_partial()
+    }
+
+    fn versioned(name: &str, version: &str) -> ChildMeta {
+        let mut child = child("ml", name, name);
+        child.metadata.resource_version = Some(version.into());
+        child
+    }
+
+    fn written(name: &str, version: &str) -> DynamicObject {
+        let mut object =
+            DynamicObject::new(name, &ApiResource::erase::<Deployment>(&())).within("ml");
+        object.metadata.resource_version = Some(version.into());
+        object
+    }
+
+    #[test]
+    fn a_child_event_of_an_own_write_triggers_nothing_and_any_other_change_does() {
+        let caches = ChildCaches::default();
+        let writer = Writer::new(ApiResource::erase::<Deployment>(&()));
+        caches.attach(LABEL, "Deployment", writer.as_reader());
+        caches.wrote("Deployment", &written("chat", "5"));
+        caches.wrote("Deployment", &written("chat", "7"));
+        caches.wrote("Deployment", &written("other", "9"));
+        // Not a watched kind: nothing is recorded (no event would ever clear it).
+        caches.wrote("ConfigMap", &written("chat", "11"));
+        let events = vec![
+            Ok::<_, ()>(versioned("chat", "5")), // older than the latest own write: someone else's, passes
+            Ok(versioned("chat", "7")),          // forgotten by the event before
+            Ok(versioned("other", "9")),         // the own write: skipped
+            Ok(versioned("other", "9")),         // the same version again (a relist): passes
+            Ok(versioned("other", "12")),        // a later change: passes
+            Err(()),                             // watch errors pass untouched
+        ];
+        let passed: Vec<_> = futures::executor::block_on(
+            skip_own_writes(
+                futures::stream::iter(events),
+                caches.own_writes.clone(),
+                "Deployment".into(),
+            )
+            .map(|item| {
+                item.map(|c| {
+                    (
+                        c.metadata.name.unwrap(),
+                        c.metadata.resource_version.unwrap(),
+                    )
+                })
+            })
+            .collect(),
+        );
+        let pass = |name: &str, version: &str| Ok((name.to_owned(), version.to_owned()));
+        assert_eq!(
+            passed,
+            vec![
+                pass("chat", "5"),
+                pass("chat", "7"),
+                pass("other", "9"),
+                pass("other", "12"),
+                Err(())
+            ]
+        );
+        assert!(
+            !caches
+                .own_writes
+                .is_own("ConfigMap", &versioned("chat", "11")),
+            "an uncached kind was not recorded"
+        );
     }
 
     #[test]

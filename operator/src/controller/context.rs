@@ -19,6 +19,7 @@ use super::error::Error;
 use super::failpoint::Failpoint;
 use super::inference::routes::RouteClaims;
 use super::inference::wake::WakeGrants;
+use super::written::StatusWrites;
 use crate::telemetry::{Health, Metrics};
 use model_fleet_api::render::{FIELD_MANAGER, RenderConfig};
 
@@ -96,6 +97,8 @@ pub struct Context {
     pub wake_grants: WakeGrants,
     /// Metadata-only caches of owned children (owner triggers and prune).
     pub children: ChildCaches,
+    /// The objects the latest status writes returned, until the watch delivers them.
+    pub status_writes: StatusWrites,
 }
 
 impl fmt::Debug for Context {
@@ -125,6 +128,7 @@ impl Context {
             route_claims: RouteClaims::default(),
             wake_grants: WakeGrants::default(),
             children: ChildCaches::default(),
+            status_writes: StatusWrites::default(),
             client,
             metrics,
             health,

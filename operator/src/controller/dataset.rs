@@ -279,7 +279,10 @@ async fn write(
         conditions: desired,
     };
     let api: Api<Dataset> = Api::namespaced(ctx.client.clone(), &owner.namespace);
-    if write_draft(&api, owner, current, draft).await?.is_none() {
+    if write_draft(&api, &ctx.status_writes, owner, current, draft)
+        .await?
+        .is_none()
+    {
         return Ok(());
     }
     if let Some(ready) = ready

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt as _};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -88,13 +88,20 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     };
     // The controller's own cache of InferenceServices is filled from every change; only changes of a reconcile's
     // inputs ([`trigger::inputs`]) start one.
+    // Every delivered version also retires the own status write it catches up with (`StatusWrites::seen`).
     let (services, writer) = reflector::store();
+    let seen = ctx.clone();
     let changes = watcher(
         ctx.watched_api::<DeserializeGuard<InferenceService>>(),
         watcher::Config::default().any_semantic(),
     )
     .reflect(writer)
     .applied_objects()
+    .inspect_ok(move |changed| {
+        if let Ok(isvc) = &changed.0 {
+            seen.status_writes.seen(isvc);
+        }
+    })
     .predicate_filter(trigger::inputs, PredicateConfig::default());
     let mut controller =
         Controller::for_stream(changes, services).with_config(ctx.controller_config());
@@ -273,7 +280,7 @@ async fn apply_child(
     applied: &mut Applied,
 ) -> Result<(ApplyOutcome, DynamicObject)> {
     let created = live.is_none();
-    let (outcome, object) = apply::apply(&ctx.client, child, live).await?;
+    let (outcome, object) = apply::apply(&ctx.client, &ctx.children, child, live).await?;
     applied
         .keep
         .insert((child.resource.kind.clone(), child.name.clone()));
@@ -363,7 +370,10 @@ async fn write(
         .unwrap_or_default();
     let after = draft.conditions.clone();
     let api: Api<InferenceService> = Api::namespaced(ctx.client.clone(), &owner.namespace);
-    if write_draft(&api, owner, current, draft).await?.is_some() {
+    if write_draft(&api, &ctx.status_writes, owner, current, draft)
+        .await?
+        .is_some()
+    {
         announce_changes(ctx, isvc, &before, &after).await;
     }
     Ok(())

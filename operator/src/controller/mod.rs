@@ -8,7 +8,7 @@
 //!   replica hand-over, pruning by owner UID; [`children`]: metadata-only caches of owned children (owner triggers
 //!   and prune without a LIST);
 //! - [`diff`]: the pure zero-writes checks; [`status`]: the status writer (what a status says is computed by
-//!   `model_fleet_api::status`);
+//!   `model_fleet_api::status`); [`written`]: the objects own status writes returned, until the watch delivers them;
 //! - [`discovery`]: KEDA / Gateway API CRD presence (`DependencyMissing`);
 //! - [`backoff`]: per-object error backoff; [`events`]: Events; [`failpoint`]: crash injection for tests;
 //! - [`reconcile`]: the frame around every kind's reconcile (metrics, invalid objects, backoff, error status);
@@ -32,6 +32,7 @@ pub mod reconcile;
 pub mod runtime;
 pub mod status;
 pub mod training;
+pub mod written;
 
 pub use context::{Context, OperatorConfig};
 pub use error::{Error, Result};

@@ -96,6 +96,9 @@ pub async fn reconcile<K: Reconcile>(
             return Ok(events::report_invalid(&ctx, K::KIND, object.as_ref(), invalid).await);
         }
     };
+    // The cache may still hold the version the last own status write replaced: work from the written one.
+    let fresher = ctx.status_writes.fresher(resource);
+    let resource = fresher.as_deref().unwrap_or(resource);
     if K::SKIP_DELETING && resource.meta().deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }

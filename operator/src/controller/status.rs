@@ -21,6 +21,7 @@ use model_fleet_api::status::{Draft, HasConditions};
 use super::diff::status_differs;
 use super::error::{Error, Result};
 use super::reconcile::Owner;
+use super::written::StatusWrites;
 
 /// Whether [`write_status`] sent a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,17 +42,27 @@ pub enum StatusWrite {
 /// re-created under the same name meanwhile, never lands on the newer object (a `metadata.uid` in the body would
 /// not do: the status subresource keeps the stored metadata).
 ///
+/// The object the write returns is recorded in `writes` with the version it replaced ([`StatusWrites::record`]), for
+/// a reconcile that starts before the watch delivers it.
+///
 /// # Errors
 /// [`Error::Status`]: an unserializable status, or the request failed (409 Conflict when the object changed since
 /// it was read; [`Error::is_conflict`]).
 pub async fn write_status<K, S>(
     api: &Api<K>,
+    writes: &StatusWrites,
     owner: &Owner,
     current: Option<&S>,
     desired: &S,
 ) -> Result<StatusWrite>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
     S: Serialize,
 {
     let name = &owner.name;
@@ -64,13 +75,17 @@ where
         return Ok(StatusWrite::Unchanged);
     }
     let body = status_patch::<K>(desired, owner.resource_version.as_deref());
-    api.patch_status(
-        name,
-        &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(&body),
-    )
-    .await
-    .map_err(|e| Error::status(object(), e))?;
+    let written = api
+        .patch_status(
+            name,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&body),
+        )
+        .await
+        .map_err(|e| Error::status(object(), e))?;
+    if let Some(replaced) = &owner.resource_version {
+        writes.record(replaced, written);
+    }
     Ok(StatusWrite::Written)
 }
 
@@ -85,12 +100,19 @@ where
 /// Those of [`write_status`] other than a 404.
 pub async fn write_draft<K, S>(
     api: &Api<K>,
+    writes: &StatusWrites,
     owner: &Owner,
     current: Option<&S>,
     draft: Draft<S>,
 ) -> Result<Option<S>>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
     S: Serialize + HasConditions,
 {
     let now = Time(k8s_openapi::jiff::Timestamp::now());
@@ -103,7 +125,7 @@ where
     );
     let mut status = draft.status;
     status.set_conditions(merged);
-    match write_status(api, owner, current, &status).await {
+    match write_status(api, writes, owner, current, &status).await {
         Ok(_) => Ok(Some(status)),
         Err(error) if error.is_not_found() => Ok(None),
         Err(error) => Err(error),

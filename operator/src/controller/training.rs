@@ -210,7 +210,7 @@ async fn sync_service(ctx: &Context, run: &TrainingRun, children: &TrainingChild
     let child = Child::typed(service)?;
     let live = apply::get_live(&ctx.client, &child).await?;
     let created = live.is_none();
-    apply::apply(&ctx.client, &child, live).await?;
+    apply::apply(&ctx.client, &ctx.children, &child, live).await?;
     if created {
         announce(
             ctx,
@@ -231,7 +231,7 @@ async fn create_job(ctx: &Context, run: &TrainingRun, children: &TrainingChildre
     // A Job of this name that the fetch did not select is not ours (another owner's, or a deleted run's still
     // terminating): apply refuses it instead of adopting it.
     let live = apply::get_live(&ctx.client, &child).await?;
-    let (_, object) = apply::apply(&ctx.client, &child, live).await?;
+    let (_, object) = apply::apply(&ctx.client, &ctx.children, &child, live).await?;
     announce(
         ctx,
         run,
@@ -346,7 +346,7 @@ async fn write(
         .filter(|c| c.reason != model_fleet_api::conditions::Reason::Failed)
         .cloned();
     let api: Api<TrainingRun> = Api::namespaced(ctx.client.clone(), &owner.namespace);
-    let Some(status) = write_draft(&api, owner, current, draft).await? else {
+    let Some(status) = write_draft(&api, &ctx.status_writes, owner, current, draft).await? else {
         return Ok(());
     };
     if let Some(refusal) = refusal.filter(|r| degraded_before.as_deref() != Some(r.reason.as_str()))

@@ -18,8 +18,10 @@ use model_fleet_api::InferenceService;
 use model_fleet_api::render::{self, RenderConfig, RenderedInference, replica_plan};
 use model_fleet_api::status::inference::{self as status, Observed, RouteState, ScalingState};
 use model_fleet_operator::controller::apply::{self, Child};
+use model_fleet_operator::controller::children::ChildCaches;
 use model_fleet_operator::controller::reconcile::Owner;
 use model_fleet_operator::controller::status::write_draft;
+use model_fleet_operator::controller::written::StatusWrites;
 use serde::Serialize;
 
 use crate::operator_phase::convergence_timeout;
@@ -108,16 +110,18 @@ async fn reconcile(
     if let Some(spec) = deployment.spec.as_mut() {
         spec.replicas = replica_plan(&facts, None).applied();
     }
+    // No child caches and no status writes to remember: the floor watches nothing and reconciles each object once.
+    let (caches, status_writes) = (ChildCaches::default(), StatusWrites::default());
     let mut writes = 0;
-    apply::apply(client, &Child::typed(&children.service)?, None).await?;
-    let (_, live) = apply::apply(client, &Child::typed(&deployment)?, None).await?;
+    apply::apply(client, &caches, &Child::typed(&children.service)?, None).await?;
+    let (_, live) = apply::apply(client, &caches, &Child::typed(&deployment)?, None).await?;
     writes += 2;
     let deployment: Deployment = serde_json::to_value(live)
         .and_then(serde_json::from_value)
         .context("the applied Deployment")?;
     let mut route_generation = None;
     if let Some(route) = &children.http_route {
-        let (_, live) = apply::apply(client, &Child::typed(route)?, None).await?;
+        let (_, live) = apply::apply(client, &caches, &Child::typed(route)?, None).await?;
         route_generation = live.metadata.generation;
         writes += 1;
     }
@@ -141,6 +145,6 @@ async fn reconcile(
     };
     let draft = status::desired(&isvc, &facts, &observed);
     let api: Api<InferenceService> = Api::namespaced(client.clone(), &owner.namespace);
-    write_draft(&api, &owner, None, draft).await?;
+    write_draft(&api, &status_writes, &owner, None, draft).await?;
     Ok(writes + 1)
 }

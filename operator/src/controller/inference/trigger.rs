@@ -22,8 +22,9 @@ use model_fleet_api::InferenceService;
 pub fn inputs(guard: &DeserializeGuard<InferenceService>) -> Option<u64> {
     let meta = guard.meta();
     let mut hasher = DefaultHasher::new();
-    // The UID first: kube keys the filter's memory by namespace and name, so an object deleted and created again
-    // with the same name and spec (generation 1 both times) must still pass as new.
+    // The UID too: an object deleted and created again with the same name and spec (generation 1 both times) must
+    // pass as new. kube 5 already keys the filter's memory by namespace, name and UID; hashing the UID keeps that
+    // true whatever the key.
     meta.uid.hash(&mut hasher);
     meta.generation.hash(&mut hasher);
     meta.labels.hash(&mut hasher);

@@ -74,7 +74,7 @@ impl WakeGrants {
                 owners: format!("not managed by {MANAGED_BY} (label {MANAGED_BY_LABEL})"),
             }));
         }
-        apply::apply(&ctx.client, &child, live).await?;
+        apply::apply(&ctx.client, &ctx.children, &child, live).await?;
         self.verified().insert(namespace, Instant::now());
         Ok(())
     }
