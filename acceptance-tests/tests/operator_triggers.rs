@@ -1,0 +1,140 @@
+//! Issue 17's event filters, on the control plane: the operator skips the watch events of its own writes (its status
+//! writes: `controller/inference/trigger.rs`; its child writes: `controller/children.rs`), and works from its own
+//! status write while the cache lags (`controller/written.rs`). What those filters must never swallow is checked
+//! here, with a resync period (600 s) far longer than any wait, so only a watch event can start each reconcile:
+//! - a child changed by someone else is repaired;
+//! - an InferenceService deleted and created again under its name with the same spec, after its children were
+//!   collected, gets children of its own (nothing but its own creation event can start that reconcile: the
+//!   filter must tell it from its predecessor by UID);
+//! - nothing in it is a conflict or an error (no reconcile met a 409 from its own earlier write).
+
+use std::time::Duration;
+
+use acceptance_tests::inference::{api, apply, echo_spec, isvc_resource, metric};
+use acceptance_tests::process::{OperatorProcess, operator_kubeconfig};
+use acceptance_tests::{Cluster, wait_for};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Service;
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams};
+use serde_json::{Value, json};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The echo example without its route (no Gateway here), suspended: a settled service is requeued only at the
+/// resync period, so no requeue of the deleted service (the queue knows objects by namespace and name) can stand in
+/// for the watch event of its successor.
+fn spec() -> Value {
+    let mut spec = echo_spec();
+    spec.as_object_mut().unwrap().remove("gateway");
+    spec["intent"] = json!("suspended");
+    spec
+}
+
+/// The Deployment `name` once its controller owner has UID `uid`.
+async fn deployment_owned_by(
+    deployments: &Api<Deployment>,
+    name: &str,
+    uid: &str,
+) -> anyhow::Result<Option<Deployment>> {
+    Ok(deployments.get_opt(name).await?.filter(|d| {
+        d.metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| o.uid == uid)
+    }))
+}
+
+fn image(deployment: &Deployment) -> Option<String> {
+    deployment.spec.as_ref()?.template.spec.as_ref()?.containers[0]
+        .image
+        .clone()
+}
+
+#[tokio::test]
+async fn changes_by_others_and_a_service_created_again_under_its_name_each_start_a_reconcile()
+-> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    cluster.install_model_fleet_crds()?;
+    let ns = cluster.namespace("triggers").await?;
+    let client = cluster.client().await?;
+    let operator = OperatorProcess::start(
+        &cluster,
+        &operator_kubeconfig(&cluster)?,
+        ns.name(),
+        "fleet",
+        &["--resync-seconds", "600"],
+        &[],
+    )?;
+    let isvcs = api(&client, ns.name(), &isvc_resource());
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns.name());
+    let services: Api<Service> = Api::namespaced(client.clone(), ns.name());
+    let context = |e: anyhow::Error| e.context(operator.log_tail());
+
+    apply(&isvcs, "svc", spec()).await?;
+    let first = isvcs.get("svc").await?.metadata.uid.unwrap_or_default();
+    let ours = wait_for("the first Deployment", TIMEOUT, || {
+        deployment_owned_by(&deployments, "svc", &first)
+    })
+    .await
+    .map_err(context)?;
+    let rendered = image(&ours);
+
+    // Someone else changes a field the operator set: the child's watch event (not an own write) repairs it.
+    let tamper = json!([{"op": "replace", "path": "/spec/template/spec/containers/0/image",
+        "value": "example.com/tampered:1"}]);
+    deployments
+        .patch(
+            "svc",
+            &PatchParams::default(),
+            &Patch::Json::<()>(serde_json::from_value(tamper)?),
+        )
+        .await?;
+    wait_for("the Deployment repaired", TIMEOUT, || async {
+        let live = deployments.get("svc").await?;
+        Ok((image(&live) == rendered).then_some(()))
+    })
+    .await
+    .map_err(context)?;
+
+    // Deleted, its children collected, then created again with the same spec (so the same generation, labels and
+    // annotations): only the new UID tells the two apart.
+    isvcs.delete("svc", &DeleteParams::background()).await?;
+    wait_for("the service and its children gone", TIMEOUT, || async {
+        let gone = isvcs.get_opt("svc").await?.is_none()
+            && deployments.get_opt("svc").await?.is_none()
+            && services.get_opt("svc").await?.is_none();
+        Ok(gone.then_some(()))
+    })
+    .await
+    .map_err(context)?;
+    apply(&isvcs, "svc", spec()).await?;
+    let second = isvcs.get("svc").await?.metadata.uid.unwrap_or_default();
+    assert_ne!(first, second);
+    wait_for("the second service's own Deployment", TIMEOUT, || {
+        deployment_owned_by(&deployments, "svc", &second)
+    })
+    .await
+    .map_err(context)?;
+    wait_for("the second service's status", TIMEOUT, || async {
+        let object = isvcs.get("svc").await?;
+        Ok(object
+            .data
+            .pointer("/status/observedGeneration")
+            .is_some()
+            .then_some(()))
+    })
+    .await
+    .map_err(context)?;
+
+    let conflicts = metric(&operator, "model_fleet_reconcile_conflicts_total")?;
+    let errors = metric(&operator, "model_fleet_reconcile_errors_total")?;
+    assert_eq!(
+        (conflicts, errors),
+        (0.0, 0.0),
+        "conflicts and errors\n{}",
+        operator.log_tail()
+    );
+    Ok(())
+}
