@@ -207,6 +207,8 @@ async fn fetch(ctx: &Context) -> Result<Dependencies> {
 struct Applied {
     /// The live Deployment after apply.
     deployment: Option<Deployment>,
+    /// Whether this apply created the Deployment (so no pod of it exists yet).
+    deployment_created: bool,
     /// The live ScaledObject after apply (when rendered and KEDA is installed).
     scaled_object: Option<DynamicObject>,
     /// The live HTTPRoute after apply (when rendered and Gateway API is installed).
@@ -239,6 +241,7 @@ async fn apply_children(
     apply_one(ctx, &service, &mut applied).await?;
 
     let (deployment, live) = deployment_with_replicas(ctx, isvc, owner, children, facts).await?;
+    applied.deployment_created = live.is_none();
     let (outcome, object) = apply_child(ctx, &deployment, live, &mut applied).await?;
     if outcome == ApplyOutcome::Applied {
         failpoint::hit(ctx.config.failpoint, Failpoint::AfterDeploymentApply);

@@ -143,6 +143,14 @@ pub fn desired_replicas(deployment: &Deployment) -> i32 {
         .unwrap_or(1)
 }
 
+/// Whether [`ready`] can use the scheduler's word on the Deployment's pods ([`Observed::unschedulable`]), so the
+/// controller must read them: only while it is not rolled out with at least one desired replica, and not when this
+/// very reconcile created it (no pod can exist yet). `ready` decides a Deployment of 0 replicas before looking at
+/// pods, so listing them then is a request for nothing (one per new service, issue 17).
+pub fn needs_pod_scan(deployment: &Deployment, created_now: bool) -> bool {
+    !created_now && desired_replicas(deployment) > 0 && !rolled_out(deployment)
+}
+
 /// The scheduler's message of the first pod it could not place (`PodScheduled=False`, reason `Unschedulable`).
 pub fn unschedulable_message(pods: &[Pod]) -> Option<String> {
     pods.iter().find_map(|pod| {

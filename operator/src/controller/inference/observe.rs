@@ -88,7 +88,9 @@ pub(super) async fn observe_children(
     deps: Dependencies,
 ) -> Result<Observations> {
     let unschedulable = match &applied.deployment {
-        Some(d) if !status::rolled_out(d) => unschedulable_pods(ctx, owner).await?,
+        Some(d) if status::needs_pod_scan(d, applied.deployment_created) => {
+            unschedulable_pods(ctx, owner).await?
+        }
         _ => None,
     };
     let mut missing = Vec::new();

@@ -116,6 +116,35 @@ fn progressing_and_suspended() {
 }
 
 #[test]
+fn pods_are_read_only_where_ready_can_use_them() {
+    let rolling = deployment(1, 2, 1, 1, 0, 2);
+    assert!(needs_pod_scan(&rolling, false));
+    assert!(
+        !needs_pod_scan(&rolling, true),
+        "created by this reconcile: no pods yet"
+    );
+    assert!(
+        !needs_pod_scan(&deployment(1, 2, 1, 2, 2, 2), false),
+        "rolled out"
+    );
+    let zero = deployment(2, 0, 1, 1, 1, 1);
+    assert!(!needs_pod_scan(&zero, false), "0 desired replicas");
+    // The reason it may skip: `ready` decides 0 replicas without the pods.
+    let observed = |unschedulable| Observed {
+        deployment: Some(&zero),
+        unschedulable,
+        missing: Vec::new(),
+        route: RouteState::NotRequested,
+        scaling: ScalingState::Fixed(0),
+        may_scale_to_zero: false,
+    };
+    assert_eq!(
+        super::ready(Intent::Active, &observed(Some("0/4 nodes are available"))),
+        super::ready(Intent::Active, &observed(None))
+    );
+}
+
+#[test]
 fn finds_unschedulable_pods() {
     let pod = |reason: &str| Pod {
         status: Some(PodStatus {
