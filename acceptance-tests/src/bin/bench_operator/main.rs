@@ -22,6 +22,7 @@
 
 mod floor;
 mod latency;
+mod machine;
 mod operator_phase;
 mod procstat;
 mod report;
@@ -64,7 +65,9 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// The operator's `--resync-seconds` (the no-op window is one period plus a margin).
+    /// `--resync-seconds` of the operator started again after convergence for the no-op window (one period plus a
+    /// margin) and the latency phase. The converging operator resyncs every 3600 s: no resync counts as convergence
+    /// work.
     #[arg(long, default_value_t = 30)]
     pub resync_seconds: u64,
 
@@ -106,8 +109,19 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the tokio runtime")?;
+    let local = acceptance_tests::cluster::repo_root().join(".local");
+    let mut competing = machine::competing_instances(&local, &cluster.instance);
+    eprint!("{}", machine::warning(&competing));
     let rows = run_all(&runtime, &cluster, &args, &binary)?;
-    println!("{}", report::render(&rows, &args));
+    // Also those started while it ran.
+    competing.extend(machine::competing_instances(&local, &cluster.instance));
+    competing.sort();
+    competing.dedup();
+    println!(
+        "{}{}",
+        machine::warning(&competing),
+        report::render(&rows, &args)
+    );
     Ok(())
 }
 

@@ -54,6 +54,12 @@ impl Row {
             / 1024.0
     }
 
+    /// Peak RSS (VmHWM) of either operator process: the converging one and the one started again (MiB).
+    pub fn peak_mib(&self) -> f64 {
+        let op = &self.operator;
+        op.converged.hwm.max(op.after_latency.hwm) as f64 / MIB
+    }
+
     /// Operator CPU seconds from the first create to convergence.
     pub fn cpu_seconds(&self) -> f64 {
         self.operator.converged.cpu - self.operator.idle.cpu
@@ -138,8 +144,8 @@ fn details(rows: &[Row]) -> String {
             out,
             "- N={}: creates took {:.1} s; {:.2} reconciles/object on create (mean {:.0} ms each); operator \
              writes/object on create: {}; refused on create (retried): {:?}; no-op window {:.0} s with {:.0} \
-             reconciles ({:.2} per object, mean {:.0} ms each), writes {:?}, refused {:?}; Lease renewals not counted; idle RSS {:.1} MiB, peak \
-             (VmHWM) {:.1} MiB, RSS after latency phase {:.1} MiB; open sockets idle {} / at convergence {} / after the no-op window {}; CPU in the no-op window {:.2} s; reconcile \
+             reconciles after a restart ({:.2} per object, mean {:.0} ms each), writes {:?}, refused {:?}; Lease renewals not counted; idle RSS {:.1} MiB, peak \
+             (VmHWM) {:.1} MiB, RSS after latency phase {:.1} MiB; open sockets idle {} / at convergence {} / after the no-op window {}; CPU of the operator started again, through the no-op window {:.2} s; reconcile \
              errors {:.0}; floor sent {:.1} writes/object, its last write returned at {:.1} s; namespace deletion \
              {:.0} s (operator) / {:.0} s (floor)",
             row.n,
@@ -155,12 +161,12 @@ fn details(rows: &[Row]) -> String {
             op.writes_noop.by_resource,
             op.writes_noop.refused,
             op.idle.rss as f64 / MIB,
-            op.after_latency.hwm as f64 / MIB,
+            row.peak_mib(),
             op.after_latency.rss as f64 / MIB,
             op.idle.sockets,
             op.converged.sockets,
             op.after_resync.sockets,
-            op.after_resync.cpu - op.converged.cpu,
+            op.after_resync.cpu,
             op.reconcile_errors,
             row.floor.writes_per_object,
             row.floor.last_write_seconds,
@@ -211,7 +217,7 @@ fn rss_target(rows: &[Row]) -> String {
         format!("- RSS <= {TARGET_RSS_MIB} MiB at {TARGET_RSS_N} services with their children:");
     if let Some(row) = rows.iter().find(|r| r.n == TARGET_RSS_N) {
         let rss = row.rss_mib();
-        let peak = row.operator.after_latency.hwm as f64 / MIB;
+        let peak = row.peak_mib();
         return format!(
             "{head} {} ({rss:.1} MiB at convergence, peak {peak:.1} MiB)\n",
             verdict(rss <= TARGET_RSS_MIB)
