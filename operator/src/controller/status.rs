@@ -23,6 +23,24 @@ use super::error::{Error, Result};
 use super::reconcile::Owner;
 use super::written::StatusWrites;
 
+/// A kind whose status the writer patches: a typed resource that deserializes from the API server's answer and can
+/// be kept in [`StatusWrites`].
+pub trait StatusObject:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static
+{
+}
+
+impl<K> StatusObject for K where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// Whether [`write_status`] sent a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StatusWrite {
@@ -56,13 +74,7 @@ pub async fn write_status<K, S>(
     desired: &S,
 ) -> Result<StatusWrite>
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: StatusObject,
     S: Serialize,
 {
     let name = &owner.name;
@@ -106,13 +118,7 @@ pub async fn write_draft<K, S>(
     draft: Draft<S>,
 ) -> Result<Option<S>>
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: StatusObject,
     S: Serialize + HasConditions,
 {
     let now = Time(k8s_openapi::jiff::Timestamp::now());
