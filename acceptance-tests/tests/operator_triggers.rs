@@ -2,6 +2,7 @@
 //! writes: `controller/inference/trigger.rs`; its child writes: `controller/children.rs`), and works from its own
 //! status write while the cache lags (`controller/written.rs`). What those filters must never swallow is checked
 //! here, with a resync period (600 s) far longer than any wait, so only a watch event can start each reconcile:
+//! - a new service's first reconcile publishes one Event, `Created`, carrying its first Ready state;
 //! - a child changed by someone else is repaired;
 //! - an InferenceService deleted and created again under its name with the same spec, after its children were
 //!   collected, gets children of its own (nothing but its own creation event can start that reconcile: the
@@ -11,6 +12,7 @@
 use std::time::Duration;
 
 use acceptance_tests::inference::{api, apply, echo_spec, isvc_resource, metric};
+use acceptance_tests::modelfleet::events;
 use acceptance_tests::process::{OperatorProcess, operator_kubeconfig};
 use acceptance_tests::{Cluster, wait_for};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -80,6 +82,25 @@ async fn changes_by_others_and_a_service_created_again_under_its_name_each_start
     .await
     .map_err(context)?;
     let rendered = image(&ours);
+
+    // A new service's first reconcile publishes one Event: `Created`, naming its children and its first Ready state
+    // (one write instead of two: `controller/inference/announce.rs`).
+    let announced = wait_for("the Event of the first Ready state", TIMEOUT, || async {
+        let events = events(&client, ns.name(), "svc").await?;
+        Ok(events
+            .iter()
+            .any(|(_, note)| note.contains("Ready is"))
+            .then_some(events))
+    })
+    .await
+    .map_err(context)?;
+    let [(reason, note)] = &announced[..] else {
+        panic!("one Event expected: {announced:?}");
+    };
+    assert_eq!(reason, "Created");
+    for part in ["Service/svc", "Deployment/svc", "; Ready is False: "] {
+        assert!(note.contains(part), "{part} in {note}");
+    }
 
     // Someone else changes a field the operator set: the child's watch event (not an own write) repairs it.
     let tamper = json!([{"op": "replace", "path": "/spec/template/spec/containers/0/image",

@@ -28,7 +28,7 @@ use kube::core::{ApiResource, DeserializeGuard};
 use kube::runtime::PredicateConfig;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::{WatchStreamExt as _, reflector, watcher};
-use model_fleet_api::conditions::{self, ConditionType, DesiredCondition};
+use model_fleet_api::conditions::{self, ConditionType};
 use model_fleet_api::names::label_value;
 use model_fleet_api::render::{
     self, InferenceChildren, InferenceFacts, LABEL_INFERENCE, RenderError, RenderedInference,
@@ -47,6 +47,7 @@ use super::discovery::{
 use super::error::{Error, Result};
 use super::events;
 
+mod announce;
 mod idle;
 mod observe;
 mod replicas;
@@ -171,30 +172,38 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
         _ => None,
     };
     let applied = apply_children(ctx, isvc, &owner, &children, &facts, deps, conflict).await?;
-    announce_created(ctx, isvc, &applied.created).await;
-    prune_children(ctx, isvc, &owner, &applied, deps).await?;
-    let observed = observe_children(ctx, isvc, &owner, &children, &facts, &applied, deps).await?;
-    let mut draft = status::desired(isvc, &facts, &observed.view(&applied));
-    if applied.conflict.is_some() {
-        // Not served: no URL to announce.
-        draft.status.url = None;
+    let converged = async {
+        prune_children(ctx, isvc, &owner, &applied, deps).await?;
+        let observed =
+            observe_children(ctx, isvc, &owner, &children, &facts, &applied, deps).await?;
+        let mut draft = status::desired(isvc, &facts, &observed.view(&applied));
+        if applied.conflict.is_some() {
+            // Not served: no URL to announce.
+            draft.status.url = None;
+        }
+        schedule.annotate(own_intent, &mut draft.conditions);
+        draft.status.next_transition = schedule.next_transition(own_intent);
+        let idle = idle::evaluate(isvc, facts.intent, applied.scaled_object.as_ref(), now);
+        idle::annotate(isvc, &idle, own_intent, &mut draft);
+        // A service in a hostname conflict is retried soon: the holder may drop the claim without a change that the
+        // contenders watch can attribute to this service.
+        let settled = applied.conflict.is_none()
+            && draft
+                .conditions
+                .iter()
+                .find(|c| c.type_ == ConditionType::Ready)
+                .is_some_and(status::settled);
+        write(ctx, isvc, &owner, draft, &applied.created).await?;
+        idle::announce(ctx, isvc, &idle).await;
+        let requeue = schedule.requeue_within(requeue_after(ctx, settled));
+        Ok(Action::requeue(idle::requeue_within(&idle, now, requeue)))
     }
-    schedule.annotate(own_intent, &mut draft.conditions);
-    draft.status.next_transition = schedule.next_transition(own_intent);
-    let idle = idle::evaluate(isvc, facts.intent, applied.scaled_object.as_ref(), now);
-    idle::annotate(isvc, &idle, own_intent, &mut draft);
-    // A service in a hostname conflict is retried soon: the holder may drop the claim without a change that the
-    // contenders watch can attribute to this service.
-    let settled = applied.conflict.is_none()
-        && draft
-            .conditions
-            .iter()
-            .find(|c| c.type_ == ConditionType::Ready)
-            .is_some_and(status::settled);
-    write(ctx, isvc, &owner, draft).await?;
-    idle::announce(ctx, isvc, &idle).await;
-    let requeue = schedule.requeue_within(requeue_after(ctx, settled));
-    Ok(Action::requeue(idle::requeue_within(&idle, now, requeue)))
+    .await;
+    if converged.is_err() {
+        // The status write that would have carried them did not happen: the created children are news anyway.
+        announce::publish(ctx, isvc, &applied.created, &[], &[]).await;
+    }
+    converged
 }
 
 /// fetch: which optional CRDs exist (cached discovery).
@@ -293,22 +302,6 @@ async fn apply_child(
     Ok((outcome, object))
 }
 
-/// One `Normal` Event `Created` naming every child this reconcile created (none when it created none).
-async fn announce_created(ctx: &Context, isvc: &InferenceService, created: &[String]) {
-    if created.is_empty() {
-        return;
-    }
-    let note = format!("created {}", created.join(", "));
-    events::normal(
-        &ctx.recorder,
-        &isvc.object_ref(&()),
-        "Created",
-        "Apply",
-        note,
-    )
-    .await;
-}
-
 /// The kinds an InferenceService's children can have with the installed dependencies: what the controller watches
 /// and what prune looks through.
 fn child_kinds(deps: Dependencies) -> Vec<ApiResource> {
@@ -359,13 +352,15 @@ async fn prune_children(
     Ok(())
 }
 
-/// status: merge conditions (keeping transition times), write through the status subresource only on a difference,
-/// and publish an Event when `Ready` or a warning changes.
+/// status: merge conditions (keeping transition times), write through the status subresource only on a difference;
+/// then the Events ([`announce`]) of the children `created` by this reconcile and of the `Ready` or warning
+/// conditions that changed. Nothing is published when the write fails.
 async fn write(
     ctx: &Context,
     isvc: &InferenceService,
     owner: &Owner,
     draft: Draft<InferenceServiceStatus>,
+    created: &[String],
 ) -> Result<()> {
     let current = isvc.status.as_ref();
     let before: Vec<Condition> = current
@@ -373,45 +368,10 @@ async fn write(
         .unwrap_or_default();
     let after = draft.conditions.clone();
     let api: Api<InferenceService> = Api::namespaced(ctx.client.clone(), &owner.namespace);
-    if write_draft(&api, &ctx.status_writes, owner, current, draft)
-        .await?
-        .is_some()
-    {
-        announce_changes(ctx, isvc, &before, &after).await;
-    }
+    let written = write_draft(&api, &ctx.status_writes, owner, current, draft).await?;
+    let after = if written.is_some() { &after[..] } else { &[] };
+    announce::publish(ctx, isvc, created, &before, after).await;
     Ok(())
-}
-
-async fn announce_changes(
-    ctx: &Context,
-    isvc: &InferenceService,
-    before: &[Condition],
-    after: &[DesiredCondition],
-) {
-    for want in after
-        .iter()
-        .filter(|c| c.type_ == ConditionType::Ready || status::is_warning(c))
-    {
-        let previous = conditions::find(before, want.type_);
-        let changed = previous
-            .is_none_or(|p| p.status != want.status.as_str() || p.reason != want.reason.as_str());
-        if !changed {
-            continue;
-        }
-        let note = format!(
-            "{} is {}: {}",
-            want.type_,
-            want.status.as_str(),
-            want.message
-        );
-        let regarding = isvc.object_ref(&());
-        let reason = want.reason.as_str();
-        if status::is_warning(want) {
-            events::warning(&ctx.recorder, &regarding, reason, "Reconcile", note).await;
-        } else {
-            events::normal(&ctx.recorder, &regarding, reason, "Reconcile", note).await;
-        }
-    }
 }
 
 /// Requeue soon while not settled (pods may be waiting for a node), else at the resync period.
@@ -434,7 +394,7 @@ async fn refuse(
 ) -> Result<Action> {
     let draft = status::refused(isvc, facts, &refusal);
     ctx.count_error(KIND, &Error::Render(refusal));
-    write(ctx, isvc, owner, draft).await?;
+    write(ctx, isvc, owner, draft, &[]).await?;
     Ok(Action::await_change())
 }
 
@@ -451,7 +411,7 @@ async fn report_error(ctx: &Context, isvc: &InferenceService, error: &Error) {
         ),
         status: previous,
     };
-    if let Err(write_error) = write(ctx, isvc, &owner, draft).await {
+    if let Err(write_error) = write(ctx, isvc, &owner, draft, &[]).await {
         tracing::debug!(error = %write_error, "could not record the reconcile error in the status");
     }
 }
