@@ -8,12 +8,22 @@
 //!     going back);
 //! (c) a write from the current read lands, and the object it returned stands in for the version it replaced
 //!     (`controller::written::StatusWrites`) until a cache shows the write.
+//!
+//! Issue 17's create-only apply (`controller::apply`, `Live::Unseen`: a child the cache does not hold is created
+//! without a read first) is held to the same rule: it creates a missing child with the same `Apply` ownership as
+//! every later apply, and never changes an object that exists (its own: `Unseen`, a conflict; someone else's:
+//! `Foreign`).
 
 use acceptance_tests::Cluster;
 use acceptance_tests::inference::echo_spec;
-use kube::Api;
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::{Api, Resource as _};
+use model_fleet_api::render::FIELD_MANAGER;
 use model_fleet_api::{InferenceService, InferenceServiceStatus};
+use model_fleet_operator::controller::Error;
+use model_fleet_operator::controller::apply::{self, Child, Live};
+use model_fleet_operator::controller::children::ChildCaches;
 use model_fleet_operator::controller::reconcile::Owner;
 use model_fleet_operator::controller::status::write_status;
 use model_fleet_operator::controller::written::StatusWrites;
@@ -51,7 +61,7 @@ async fn a_status_from_an_outdated_read_is_refused_and_the_current_one_lands() -
     let error = write_status(&api, &writes, &first, None, &status(1))
         .await
         .expect_err("a status for the deleted object must be refused");
-    assert!(error.is_status_conflict(), "{error}");
+    assert!(error.is_conflict(), "{error}");
     assert_eq!(api.get_status("svc").await?.status, None);
 
     // (b) Read at generation 1, then the spec changes (generation 2).
@@ -69,7 +79,7 @@ async fn a_status_from_an_outdated_read_is_refused_and_the_current_one_lands() -
     let error = write_status(&api, &writes, &read_at_1, None, &status(1))
         .await
         .expect_err("a status computed for generation 1 must be refused at generation 2");
-    assert!(error.is_status_conflict(), "{error}");
+    assert!(error.is_conflict(), "{error}");
     assert_eq!(api.get_status("svc").await?.status, None);
 
     // (c) The current read writes, and the written object stands in for the read until a cache catches up.
@@ -88,5 +98,94 @@ async fn a_status_from_an_outdated_read_is_refused_and_the_current_one_lands() -
         writes.fresher(&stored).is_none(),
         "a cache that caught up is used as it is"
     );
+    Ok(())
+}
+
+/// A ConfigMap child of `owner` with `data`.
+fn config_map(
+    owner: &InferenceService,
+    name: &str,
+    data: serde_json::Value,
+) -> anyhow::Result<Child> {
+    let object: ConfigMap = serde_json::from_value(json!({
+        "metadata": {
+            "name": name,
+            "namespace": owner.metadata.namespace,
+            "ownerReferences": [owner.controller_owner_ref(&()).expect("the owner has a name and uid")],
+        },
+        "data": data,
+    }))?;
+    Ok(Child::typed(&object)?)
+}
+
+#[tokio::test]
+async fn a_create_only_apply_creates_what_is_missing_and_never_changes_what_exists()
+-> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    cluster.install_model_fleet_crds()?;
+    let ns = cluster.namespace("create-only").await?;
+    let client = cluster.client().await?;
+    let owner = create(&Api::namespaced(client.clone(), ns.name()), "owner").await?;
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), ns.name());
+    let caches = ChildCaches::default();
+
+    // Missing: created, its fields owned through the operator's Apply entry.
+    let child = config_map(&owner, "child", json!({"a": "1", "b": "2"}))?;
+    apply::apply(&client, &caches, &child, Live::Unseen).await?;
+    let created = config_maps.get("child").await?;
+    let managers: Vec<_> = created
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .map(|m| {
+            (
+                m.manager.clone().unwrap_or_default(),
+                m.operation.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(managers, [(FIELD_MANAGER.to_owned(), "Apply".to_owned())]);
+
+    // Its own, but unseen: refused as a conflict, unchanged.
+    let changed = config_map(&owner, "child", json!({"a": "changed"}))?;
+    let error = apply::apply(&client, &caches, &changed, Live::Unseen)
+        .await
+        .expect_err("an existing child is never written by a create-only apply");
+    assert!(
+        matches!(error, Error::Unseen { .. }) && error.is_conflict(),
+        "{error}"
+    );
+    let after = config_maps.get("child").await?;
+    assert_eq!(
+        after.metadata.resource_version,
+        created.metadata.resource_version
+    );
+
+    // Someone else's object of the name: reported as foreign, unchanged.
+    let theirs: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "theirs"}, "data": {"mine": "yes"},
+    }))?;
+    let theirs = config_maps.create(&PostParams::default(), &theirs).await?;
+    let error = apply::apply(
+        &client,
+        &caches,
+        &config_map(&owner, "theirs", json!({"a": "1"}))?,
+        Live::Unseen,
+    )
+    .await
+    .expect_err("someone else's object is never written");
+    assert!(matches!(error, Error::Foreign(_)), "{error}");
+    let kept = config_maps.get("theirs").await?;
+    assert_eq!(
+        kept.metadata.resource_version,
+        theirs.metadata.resource_version
+    );
+
+    // The create's ownership is the apply's: a later apply that drops a key removes it.
+    let live = apply::get_live(&client, &changed).await?;
+    apply::apply(&client, &caches, &changed, Live::Read(live)).await?;
+    let data = config_maps.get("child").await?.data.unwrap_or_default();
+    assert_eq!(data, [("a".to_owned(), "changed".to_owned())].into());
     Ok(())
 }

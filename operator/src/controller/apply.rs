@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::children::ChildCaches;
 use super::diff::{APPLIED_HASH_ANNOTATION, applied_hash, needs_apply};
-use super::error::{Error, Invalid, Result};
+use super::error::{Cause, Error, Invalid, Result};
 use model_fleet_api::ownership;
 pub use model_fleet_api::ownership::ForeignChild;
 pub use model_fleet_api::render::FIELD_MANAGER;
@@ -118,6 +118,40 @@ pub enum ApplyOutcome {
     Applied,
 }
 
+/// What a reconcile knows of a child before applying it ([`read`]).
+// One lives per apply and is moved once: boxing the object would allocate for nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
+pub enum Live {
+    /// The child cache of its kind has listed and holds no child of that name ([`ChildCaches::unseen`]): nothing
+    /// was read, and [`apply`] creates it with a create-only apply (one request for a new child instead of two).
+    Unseen,
+    /// Read from the API server ([`get_live`]); `None` when it does not exist.
+    Read(Option<DynamicObject>),
+}
+
+impl Live {
+    /// The live object, when one was read.
+    pub fn object(&self) -> Option<&DynamicObject> {
+        match self {
+            Live::Unseen | Live::Read(None) => None,
+            Live::Read(Some(object)) => Some(object),
+        }
+    }
+
+    /// Whether an apply creates the child (unseen, or read and absent).
+    pub fn is_absent(&self) -> bool {
+        self.object().is_none()
+    }
+}
+
+/// `metadata.resourceVersion` of a create-only apply. A server-side apply whose body carries a `resourceVersion` is
+/// refused with 409 Conflict unless the live object has exactly that version, and creates the object when none
+/// exists (Kubernetes server-side apply: a `resourceVersion` in the applied configuration is a precondition). No
+/// object has this version: it is `i64::MAX`, beyond any etcd revision, and still a valid version for storage
+/// layers that keep revisions as signed 64-bit integers (kine, used by k3s and MicroK8s).
+pub const CREATE_ONLY_VERSION: &str = "9223372036854775807";
+
 /// The dynamic API of `resource` in `namespace`.
 pub fn dynamic_api(client: &Client, resource: &ApiResource, namespace: &str) -> Api<DynamicObject> {
     Api::namespaced_with(client.clone(), namespace, resource)
@@ -134,46 +168,121 @@ pub async fn get_live(client: &Client, child: &Child) -> Result<Option<DynamicOb
         .map_err(|e| Error::fetch(child.display(), e))
 }
 
-/// Server-side applies `child` unless the `live` object (from [`get_live`]) already matches; returns what happened
-/// and the resulting object (the live one when unchanged). A write is recorded in `caches` ([`ChildCaches::wrote`]),
-/// so its own watch event does not reconcile the owner again.
+/// What is known of `child` before its apply: [`Live::Unseen`] without a request when the cache of its kind under
+/// the owner label `label` has listed and holds no child of its name, else the object read ([`get_live`]). The cache
+/// is only a hint: the create-only apply that follows [`Live::Unseen`] cannot touch an object that exists anyway.
+///
+/// # Errors
+/// [`Error::Fetch`] when the read fails.
+pub async fn read(
+    client: &Client,
+    caches: &ChildCaches,
+    label: &'static str,
+    child: &Child,
+) -> Result<Live> {
+    if caches.unseen(label, &child.resource.kind, &child.namespace, &child.name) {
+        return Ok(Live::Unseen);
+    }
+    Ok(Live::Read(get_live(client, child).await?))
+}
+
+/// Server-side applies `child` unless the `live` object (from [`read`] or [`get_live`]) already matches; returns
+/// what happened and the resulting object (the live one when unchanged). An unseen child is created with a
+/// create-only apply ([`CREATE_ONLY_VERSION`]): its fields are owned through the same `Apply` entry of
+/// [`FIELD_MANAGER`] as every later apply's. A write is recorded in `caches` ([`ChildCaches::wrote`]), so its own
+/// watch event does not reconcile the owner again.
 ///
 /// # Errors
 /// [`Error::Apply`]: the API server refused (e.g. 422 for a field refused by strict validation), or the live object
-/// cannot be turned into JSON.
+/// cannot be turned into JSON; [`Error::Foreign`]: the object of that name is not ours; [`Error::Unseen`]: an
+/// unseen child exists after all and is ours (the reconcile is retried on a fresh read).
 pub async fn apply(
     client: &Client,
     caches: &ChildCaches,
     child: &Child,
-    live: Option<DynamicObject>,
+    live: Live,
 ) -> Result<(ApplyOutcome, DynamicObject)> {
-    let desired = child.with_hash();
+    let mut desired = child.with_hash();
+    let live = match live {
+        Live::Read(live) => live,
+        Live::Unseen => {
+            desired["metadata"]["resourceVersion"] = Value::from(CREATE_ONLY_VERSION);
+            return match send(client, caches, child, &desired).await {
+                Err(Error::Apply {
+                    source: Cause::Kube(kube::Error::Api(status)),
+                    ..
+                }) if status.code == 409 => Err(exists_after_all(client, child, &desired).await),
+                sent => sent.map(|created| (ApplyOutcome::Applied, created)),
+            };
+        }
+    };
     let live_json = live
         .as_ref()
         .map(serde_json::to_value)
         .transpose()
         .map_err(|source| Error::apply(child.display(), source))?;
     if let Some(live) = live.as_ref() {
-        let deleting = live.meta().deletion_timestamp.is_some();
-        let owners = live.owner_references();
-        if let Some(foreign) = ForeignChild::detect(&child.display(), &desired, owners, deleting) {
-            if !deleting && let Some(predecessor) = ownership::predecessor_uid(&desired, owners) {
-                collect_predecessor_child(client, child, &desired, live, &predecessor).await?;
-            }
-            return Err(Error::Foreign(foreign));
-        }
+        refuse_foreign(client, child, &desired, live).await?;
     }
     if let (false, Some(live)) = (needs_apply(&desired, live_json.as_ref()), live) {
         return Ok((ApplyOutcome::Unchanged, live));
     }
+    Ok((
+        ApplyOutcome::Applied,
+        send(client, caches, child, &desired).await?,
+    ))
+}
+
+/// The server-side apply of `desired` (the body of `child`), recorded in `caches`.
+async fn send(
+    client: &Client,
+    caches: &ChildCaches,
+    child: &Child,
+    desired: &Value,
+) -> Result<DynamicObject> {
     let api = dynamic_api(client, &child.resource, &child.namespace);
     let applied = api
-        .patch(&child.name, &apply_params(), &Patch::Apply(&desired))
+        .patch(&child.name, &apply_params(), &Patch::Apply(desired))
         .await
         .map_err(|e| Error::apply(child.display(), e))?;
     caches.wrote(&child.resource.kind, &applied);
     tracing::info!(child = %child.display(), namespace = %child.namespace, "applied child");
-    Ok((ApplyOutcome::Applied, applied))
+    Ok(applied)
+}
+
+/// Why a create-only apply of `child` was refused (409: an object of its name exists): read it, and report it as
+/// [`Error::Foreign`] when it is not ours, else [`Error::Unseen`] (also when it is gone again, or the read fails).
+async fn exists_after_all(client: &Client, child: &Child, desired: &Value) -> Error {
+    let unseen = Error::Unseen {
+        child: child.display(),
+    };
+    match get_live(client, child).await {
+        Ok(Some(live)) => refuse_foreign(client, child, desired, &live)
+            .await
+            .err()
+            .unwrap_or(unseen),
+        Ok(None) => unseen,
+        Err(error) => error,
+    }
+}
+
+/// [`Error::Foreign`] when `live` (an object of `child`'s name) is not owned by the owner `desired` names; first
+/// collects it when it is a child of a deleted predecessor ([`collect_predecessor_child`]).
+async fn refuse_foreign(
+    client: &Client,
+    child: &Child,
+    desired: &Value,
+    live: &DynamicObject,
+) -> Result<()> {
+    let deleting = live.meta().deletion_timestamp.is_some();
+    let owners = live.owner_references();
+    let Some(foreign) = ForeignChild::detect(&child.display(), desired, owners, deleting) else {
+        return Ok(());
+    };
+    if !deleting && let Some(predecessor) = ownership::predecessor_uid(desired, owners) {
+        collect_predecessor_child(client, child, desired, live, &predecessor).await?;
+    }
+    Err(Error::Foreign(foreign))
 }
 
 /// Garbage-collector backstop for a child of a deleted predecessor ([`ownership::predecessor_uid`]): once the owner

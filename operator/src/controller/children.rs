@@ -23,8 +23,8 @@ use futures::{FutureExt as _, Stream, TryStreamExt as _};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, PartialObjectMeta};
-use kube::runtime::reflector::Store;
 use kube::runtime::reflector::store::Writer;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt as _};
 
@@ -34,11 +34,14 @@ pub type ChildMeta = PartialObjectMeta<DynamicObject>;
 /// Which cache: the owner label its watch selects on (e.g. `modelfleet.io/inference`) and the child kind.
 type CacheKey = (&'static str, String);
 
+/// One child cache: the resource its watch lists (the store's keys carry it) and the store.
+type Cache = (ApiResource, Store<ChildMeta>);
+
 /// The child caches of the running controllers. A controller attaches its caches each time it is built (the
 /// controllers start again each time the Lease is acquired; a stopped controller's cache is never updated again).
 #[derive(Debug, Default)]
 pub struct ChildCaches {
-    caches: RwLock<HashMap<CacheKey, Store<ChildMeta>>>,
+    caches: RwLock<HashMap<CacheKey, Cache>>,
     own_writes: Arc<OwnWrites>,
 }
 
@@ -86,7 +89,7 @@ impl ChildCaches {
         label: &'static str,
     ) -> impl Stream<Item = Result<ChildMeta, watcher::Error>> + Send + 'static {
         let writer = Writer::new(resource.clone());
-        self.attach(label, &resource.kind, writer.as_reader());
+        self.attach(label, resource, writer.as_reader());
         let own_writes = self.own_writes.clone();
         // An `Api` of `PartialObjectMeta` sends metadata-only requests (`as=PartialObjectMetadata`).
         let api: Api<ChildMeta> = match namespace {
@@ -122,12 +125,37 @@ impl ChildCaches {
         }
     }
 
+    /// Whether the cache of `resource` children labelled `label` has listed and holds no child named `name` in
+    /// `namespace`: then it is absent or was created too recently for the watch to have delivered it (or does not
+    /// carry the label: not ours). `false` when no cache of that kind exists or it has not listed yet. Never waits.
+    pub fn unseen(&self, label: &'static str, kind: &str, namespace: &str, name: &str) -> bool {
+        let Some((resource, store)) = self.store(label, kind) else {
+            return false;
+        };
+        // The key as the store's writer makes it: with the resource of the cache's own watch.
+        let key = ObjectRef::new_with(name, resource).within(namespace);
+        store.get(&key).is_none()
+    }
+
+    /// The cache of `kind` children labelled `label`, once it has listed (`None` before, or without one).
+    fn store(&self, label: &'static str, kind: &str) -> Option<Cache> {
+        let (resource, store) = self
+            .caches
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(label, kind.to_owned()))
+            .cloned()?;
+        // Ready means the first list is in the cache; `now_or_never` polls once and never blocks.
+        store.wait_until_ready().now_or_never()?.ok()?;
+        Some((resource, store))
+    }
+
     /// Makes `store` the cache of `kind` children labelled `label`.
-    fn attach(&self, label: &'static str, kind: &str, store: Store<ChildMeta>) {
+    fn attach(&self, label: &'static str, resource: &ApiResource, store: Store<ChildMeta>) {
         self.caches
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .insert((label, kind.to_owned()), store);
+            .insert((label, resource.kind.clone()), (resource.clone(), store));
     }
 
     /// The metadata of the cached children of `kind` in `namespace` labelled `label=value`, or `None` when no cache
@@ -138,14 +166,7 @@ impl ChildCaches {
         namespace: &str,
         (label, value): (&'static str, &str),
     ) -> Option<Vec<ObjectMeta>> {
-        let store = self
-            .caches
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(label, kind.to_owned()))
-            .cloned()?;
-        // Ready means the first list is in the cache; `now_or_never` polls once and never blocks.
-        store.wait_until_ready().now_or_never()?.ok()?;
+        let (_, store) = self.store(label, kind)?;
         let children = store.state_filter(|child| {
             child.metadata.namespace.as_deref() == Some(namespace)
                 && child.labels().get(label).map(String::as_str) == Some(value)
@@ -204,8 +225,9 @@ mod tests {
     #[test]
     fn a_child_event_of_an_own_write_triggers_nothing_and_any_other_change_does() {
         let caches = ChildCaches::default();
-        let writer = Writer::new(ApiResource::erase::<Deployment>(&()));
-        caches.attach(LABEL, "Deployment", writer.as_reader());
+        let resource = ApiResource::erase::<Deployment>(&());
+        let writer = Writer::new(resource.clone());
+        caches.attach(LABEL, &resource, writer.as_reader());
         caches.wrote("Deployment", &written("chat", "5"));
         caches.wrote("Deployment", &written("chat", "7"));
         caches.wrote("Deployment", &written("other", "9"));
@@ -259,11 +281,15 @@ mod tests {
         let resource = ApiResource::erase::<Deployment>(&());
         let caches = ChildCaches::default();
         let mut writer = Writer::new(resource.clone());
-        caches.attach(LABEL, "Deployment", writer.as_reader());
+        caches.attach(LABEL, &resource, writer.as_reader());
         assert_eq!(
             caches.labelled("Deployment", "ml", (LABEL, "chat")),
             None,
             "not listed yet"
+        );
+        assert!(
+            !caches.unseen(LABEL, "Deployment", "ml", "new"),
+            "not listed yet: unknown, so read"
         );
         assert_eq!(
             caches.labelled("Service", "ml", (LABEL, "chat")),
@@ -296,6 +322,20 @@ mod tests {
             caches.labelled("Deployment", "ml", (LABEL, "gone")),
             Some(Vec::new()),
             "listed: empty, not unknown"
+        );
+        assert!(caches.unseen(LABEL, "Deployment", "ml", "new"));
+        assert!(
+            caches.unseen(LABEL, "Deployment", "staging", "chat"),
+            "by namespace"
+        );
+        assert!(!caches.unseen(LABEL, "Deployment", "ml", "chat"));
+        assert!(
+            !caches.unseen(LABEL, "Service", "ml", "new"),
+            "no cache of that kind"
+        );
+        assert!(
+            !caches.unseen("modelfleet.io/training", "Deployment", "ml", "new"),
+            "no cache under that label"
         );
     }
 }

@@ -179,10 +179,10 @@ impl Context {
 
     /// After a failed reconcile of `kind`: counts the error ([`Context::count_error`]), logs it and returns the
     /// requeue after the object's next backoff delay. A status write refused because the object changed since it was
-    /// read ([`Error::is_status_conflict`]) is counted as a conflict instead and retried after [`CONFLICT_RETRY`].
+    /// read ([`Error::is_conflict`]) is counted as a conflict instead and retried after [`CONFLICT_RETRY`].
     pub fn reconcile_failed<K: Resource>(&self, kind: &str, object: &K, error: &Error) -> Action {
         let key = object_key(kind, object);
-        if error.is_status_conflict() {
+        if error.is_conflict() {
             self.metrics.reconcile_conflicted(kind);
             tracing::debug!(object = %key, error = %error, "the object changed while it was reconciled: retrying on fresh data");
             return Action::requeue(CONFLICT_RETRY);

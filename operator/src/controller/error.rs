@@ -99,6 +99,13 @@ pub enum Error {
     /// of the same name still being deleted). It is never adopted, overwritten or deleted; the reconcile waits.
     #[error(transparent)]
     Foreign(ForeignChild),
+    /// apply: a create-only apply of `child` ([`apply::Live::Unseen`](super::apply::Live::Unseen)) found it
+    /// existing and ours: the child cache had not seen it yet. Retried on fresh data like a status conflict.
+    #[error("apply {child}: it exists, but the child cache had not seen it yet")]
+    Unseen {
+        /// `Kind/name` of the child.
+        child: String,
+    },
     /// prune: deleting (or listing for deletion) `child` failed.
     #[error("prune {child}: {source}")]
     Prune {
@@ -158,7 +165,7 @@ impl Error {
             Error::Fetch { .. } => Step::Fetch,
             Error::Validate(_) => Step::Validate,
             Error::Render(_) => Step::Render,
-            Error::Apply { .. } | Error::Foreign(_) => Step::Apply,
+            Error::Apply { .. } | Error::Foreign(_) | Error::Unseen { .. } => Step::Apply,
             Error::Prune { .. } => Step::Prune,
             Error::Status { .. } => Step::Status,
         }
@@ -178,6 +185,7 @@ impl Error {
             Error::Validate(Invalid::Schema(_)) => "invalid_object",
             Error::Render(_) => "invalid_spec",
             Error::Foreign(_) => "foreign_object",
+            Error::Unseen { .. } => "kube_conflict",
         }
     }
 
@@ -201,11 +209,13 @@ impl Error {
         self.api_code() == Some(404)
     }
 
-    /// Whether the error is a status write refused with 409 Conflict: the object changed since it was read (the
-    /// write's `resourceVersion` precondition failed). Retried soon on fresh data, not a failure to back off from.
-    /// (A 409 on a child's apply is another field manager's conflict: a real failure.)
-    pub fn is_status_conflict(&self) -> bool {
-        matches!(self, Error::Status { .. }) && self.api_code() == Some(409)
+    /// Whether the reconcile worked from an outdated read: a status write refused with 409 Conflict (the object
+    /// changed since it was read: the write's `resourceVersion` precondition failed), or [`Error::Unseen`]. Retried
+    /// soon on fresh data, neither reported in the status nor backed off from. (A 409 on a plain child apply is
+    /// another field manager's conflict: a real failure; applies are forced, so it does not happen today.)
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Error::Unseen { .. })
+            || (matches!(self, Error::Status { .. }) && self.api_code() == Some(409))
     }
 
     /// The HTTP status of an error the API server answered, if it is one.
@@ -216,7 +226,9 @@ impl Error {
                 Cause::Kube(e) => Some(e),
                 Cause::Serialization(_) => None,
             },
-            Error::Validate(_) | Error::Render(_) | Error::Foreign(_) => None,
+            Error::Validate(_) | Error::Render(_) | Error::Foreign(_) | Error::Unseen { .. } => {
+                None
+            }
         };
         match kube {
             Some(kube::Error::Api(status)) => Some(status.code),
@@ -308,12 +320,20 @@ mod tests {
     }
 
     #[test]
-    fn not_found_is_only_a_404() {
+    fn not_found_is_only_a_404_and_conflicts_are_outdated_reads() {
         assert!(Error::status("x", api(404)).is_not_found());
         assert!(!Error::status("x", api(409)).is_not_found());
-        assert!(Error::status("x", api(409)).is_status_conflict());
-        assert!(!Error::apply("Deployment/a", api(409)).is_status_conflict());
-        assert!(!Error::status("x", api(404)).is_status_conflict());
+        assert!(Error::status("x", api(409)).is_conflict());
+        assert!(!Error::apply("Deployment/a", api(409)).is_conflict());
+        assert!(!Error::status("x", api(404)).is_conflict());
+        let unseen = Error::Unseen {
+            child: "Service/a".into(),
+        };
+        assert!(unseen.is_conflict() && !unseen.is_wait());
+        assert_eq!(
+            (unseen.step(), unseen.metric_label()),
+            (Step::Apply, "kube_conflict")
+        );
         assert!(!Error::Render(RenderError::NoGateway).is_not_found());
     }
 }

@@ -39,7 +39,7 @@ use model_fleet_api::status::Draft;
 use model_fleet_api::status::inference as status;
 use model_fleet_api::{InferenceService, InferenceServiceStatus, Intent};
 
-use super::apply::{self, ApplyOutcome, Child, PruneOwner};
+use super::apply::{self, ApplyOutcome, Child, Live, PruneOwner};
 use super::context::Context;
 use super::discovery::{
     Dependencies, http_route_resource, interceptor_route_resource, scaled_object_resource,
@@ -250,7 +250,7 @@ async fn apply_children(
     apply_one(ctx, &service, &mut applied).await?;
 
     let (deployment, live) = deployment_with_replicas(ctx, isvc, owner, children, facts).await?;
-    applied.deployment_created = live.is_none();
+    applied.deployment_created = live.is_absent();
     let (outcome, object) = apply_child(ctx, &deployment, live, &mut applied).await?;
     if outcome == ApplyOutcome::Applied {
         failpoint::hit(ctx.config.failpoint, Failpoint::AfterDeploymentApply);
@@ -281,17 +281,17 @@ async fn apply_children(
 }
 
 async fn apply_one(ctx: &Context, child: &Child, applied: &mut Applied) -> Result<DynamicObject> {
-    let live = apply::get_live(&ctx.client, child).await?;
+    let live = apply::read(&ctx.client, &ctx.children, LABEL_INFERENCE, child).await?;
     Ok(apply_child(ctx, child, live, applied).await?.1)
 }
 
 async fn apply_child(
     ctx: &Context,
     child: &Child,
-    live: Option<DynamicObject>,
+    live: Live,
     applied: &mut Applied,
 ) -> Result<(ApplyOutcome, DynamicObject)> {
-    let created = live.is_none();
+    let created = live.is_absent();
     let (outcome, object) = apply::apply(&ctx.client, &ctx.children, child, live).await?;
     applied
         .keep

@@ -108,7 +108,10 @@ pub async fn reconcile<K: Reconcile>(
             Ok(action)
         }
         Err(error) => {
-            resource.report_error(&ctx, &error).await;
+            // A conflict is an outdated read, retried at once: nothing to tell the user.
+            if !error.is_conflict() {
+                resource.report_error(&ctx, &error).await;
+            }
             Err(error)
         }
     }

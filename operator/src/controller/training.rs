@@ -36,7 +36,7 @@ use model_fleet_api::status::Draft;
 use model_fleet_api::status::training::{self as status, job_outcome, may_create_job};
 use model_fleet_api::{Dataset, TrainingPhase, TrainingRun, TrainingRunStatus};
 
-use super::apply::{self, Child, PruneOwner};
+use super::apply::{self, Child, Live, PruneOwner};
 use super::context::Context;
 use super::error::{Error, Result};
 use super::events;
@@ -208,8 +208,8 @@ async fn sync_service(ctx: &Context, run: &TrainingRun, children: &TrainingChild
         return Ok(());
     };
     let child = Child::typed(service)?;
-    let live = apply::get_live(&ctx.client, &child).await?;
-    let created = live.is_none();
+    let live = apply::read(&ctx.client, &ctx.children, LABEL_TRAINING, &child).await?;
+    let created = live.is_absent();
     apply::apply(&ctx.client, &ctx.children, &child, live).await?;
     if created {
         announce(
@@ -228,10 +228,9 @@ async fn sync_service(ctx: &Context, run: &TrainingRun, children: &TrainingChild
 /// defaults. Called only when no Job exists; the template is never applied again.
 async fn create_job(ctx: &Context, run: &TrainingRun, children: &TrainingChildren) -> Result<Job> {
     let child = Child::typed(&children.job)?;
-    // A Job of this name that the fetch did not select is not ours (another owner's, or a deleted run's still
-    // terminating): apply refuses it instead of adopting it.
-    let live = apply::get_live(&ctx.client, &child).await?;
-    let (_, object) = apply::apply(&ctx.client, &ctx.children, &child, live).await?;
+    // Created by a create-only apply, with no read first: a Job of this name that the fetch did not select (another
+    // owner's, or a deleted run's still terminating) is refused, never adopted.
+    let (_, object) = apply::apply(&ctx.client, &ctx.children, &child, Live::Unseen).await?;
     announce(
         ctx,
         run,

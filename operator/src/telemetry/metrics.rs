@@ -6,9 +6,10 @@
 //!   [`step`](crate::controller::Error::step) (`fetch`, `validate`, `render`, `apply`, `prune`, `status`) and the
 //!   error's [`metric_label`](crate::controller::Error::metric_label) class, so `/metrics` shows *which* failure
 //!   rises (counter);
-//! - `model_fleet_reconcile_conflicts_total`: reconciles retried because the object changed since it was read (their
-//!   status write's `resourceVersion` precondition answered 409 Conflict): optimistic concurrency at work, not a
-//!   failure, so not in the error counter (counter);
+//! - `model_fleet_reconcile_conflicts_total`: reconciles retried because they worked from an outdated read
+//!   ([`is_conflict`](crate::controller::Error::is_conflict): their status write's `resourceVersion` precondition
+//!   answered 409 Conflict, or a child created without a read existed after all): optimistic concurrency at work,
+//!   not a failure, so not in the error counter (counter);
 //! - `model_fleet_reconcile_duration_seconds`: wall time of each reconcile in seconds (histogram).
 
 use std::sync::Arc;

@@ -17,7 +17,7 @@ use kube::Api;
 use model_fleet_api::InferenceService;
 use model_fleet_api::render::{self, RenderConfig, RenderedInference, replica_plan};
 use model_fleet_api::status::inference::{self as status, Observed, RouteState, ScalingState};
-use model_fleet_operator::controller::apply::{self, Child};
+use model_fleet_operator::controller::apply::{self, Child, Live};
 use model_fleet_operator::controller::children::ChildCaches;
 use model_fleet_operator::controller::reconcile::Owner;
 use model_fleet_operator::controller::status::write_draft;
@@ -113,15 +113,17 @@ async fn reconcile(
     // No child caches and no status writes to remember: the floor watches nothing and reconciles each object once.
     let (caches, status_writes) = (ChildCaches::default(), StatusWrites::default());
     let mut writes = 0;
-    apply::apply(client, &caches, &Child::typed(&children.service)?, None).await?;
-    let (_, live) = apply::apply(client, &caches, &Child::typed(&deployment)?, None).await?;
+    // Plain server-side applies: no read before, no precondition.
+    let plain = || Live::Read(None);
+    apply::apply(client, &caches, &Child::typed(&children.service)?, plain()).await?;
+    let (_, live) = apply::apply(client, &caches, &Child::typed(&deployment)?, plain()).await?;
     writes += 2;
     let deployment: Deployment = serde_json::to_value(live)
         .and_then(serde_json::from_value)
         .context("the applied Deployment")?;
     let mut route_generation = None;
     if let Some(route) = &children.http_route {
-        let (_, live) = apply::apply(client, &caches, &Child::typed(route)?, None).await?;
+        let (_, live) = apply::apply(client, &caches, &Child::typed(route)?, plain()).await?;
         route_generation = live.metadata.generation;
         writes += 1;
     }

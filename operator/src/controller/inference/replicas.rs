@@ -6,10 +6,11 @@ use kube::Resource;
 use kube::api::DynamicObject;
 use model_fleet_api::InferenceService;
 use model_fleet_api::render::{
-    FIELD_MANAGER, InferenceChildren, InferenceFacts, LiveReplicas, ReplicaPlan, replica_plan,
+    FIELD_MANAGER, InferenceChildren, InferenceFacts, LABEL_INFERENCE, LiveReplicas, ReplicaPlan,
+    replica_plan,
 };
 
-use crate::controller::apply::{self, Child};
+use crate::controller::apply::{self, Child, Live};
 use crate::controller::context::Context;
 use crate::controller::error::{Error, Result};
 use crate::controller::events;
@@ -18,17 +19,20 @@ use crate::controller::reconcile::Owner;
 /// apply, `spec.replicas` ([`replica_plan`]): the Deployment to apply with the count the operator owns (or none), after
 /// handing the live count over to a separate field manager when the autoscaler takes it (fixed or suspended ->
 /// autoscaled: dropping the field from our apply would reset it to 1) or when it fell below the autoscaler's floor.
-/// Returns the Deployment to apply and the live one (read again after a hand-over).
+/// Returns the Deployment to apply and what is known of the live one ([`apply::read`]; read again after a
+/// hand-over).
 pub(super) async fn deployment_with_replicas(
     ctx: &Context,
     isvc: &InferenceService,
     owner: &Owner,
     children: &InferenceChildren,
     facts: &InferenceFacts,
-) -> Result<(Child, Option<DynamicObject>)> {
+) -> Result<(Child, Live)> {
     let rendered = Child::typed(&children.deployment)?;
-    let live = apply::get_live(&ctx.client, &rendered).await?;
-    let live_replicas = live.as_ref().map(|live| LiveReplicas {
+    let live = apply::read(&ctx.client, &ctx.children, LABEL_INFERENCE, &rendered).await?;
+    // An unseen Deployment is created by a create-only apply: were it there after all, the apply is refused and the
+    // next reconcile reads it, so the plan below never drops a count the operator owns.
+    let live_replicas = live.object().map(|live| LiveReplicas {
         replicas: live
             .data
             .pointer("/spec/replicas")
@@ -66,7 +70,7 @@ pub(super) async fn deployment_with_replicas(
         spec.replicas = plan.applied();
     }
     let live = match plan {
-        ReplicaPlan::HandOver(_) => apply::get_live(&ctx.client, &rendered).await?,
+        ReplicaPlan::HandOver(_) => Live::Read(apply::get_live(&ctx.client, &rendered).await?),
         ReplicaPlan::Own(_) | ReplicaPlan::Leave => live,
     };
     Ok((Child::typed(&deployment)?, live))

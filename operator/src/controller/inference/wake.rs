@@ -20,7 +20,7 @@ use model_fleet_api::render::wake::{LABEL_ROUTE_NAMESPACE, http_scaling};
 use model_fleet_api::render::{MANAGED_BY, ReferenceGrant};
 
 use super::routes::{AttachedStore, ServiceStore};
-use crate::controller::apply::{self, Child};
+use crate::controller::apply::{self, Child, Live};
 use crate::controller::context::Context;
 use crate::controller::error::{Error, Result};
 use crate::controller::runtime::StopSignal;
@@ -74,7 +74,7 @@ impl WakeGrants {
                 owners: format!("not managed by {MANAGED_BY} (label {MANAGED_BY_LABEL})"),
             }));
         }
-        apply::apply(&ctx.client, &ctx.children, &child, live).await?;
+        apply::apply(&ctx.client, &ctx.children, &child, Live::Read(live)).await?;
         self.verified().insert(namespace, Instant::now());
         Ok(())
     }
