@@ -6,7 +6,8 @@
 //!   (`Controller::owns_stream_with`), as `Controller::owns` would with a watch of whole objects;
 //! - prune ([`ChildCaches::labelled`]), which finds the children of one owner in the cache instead of sending one
 //!   LIST per kind and reconcile (a LIST with a label selector makes the API server walk every object of the kind in
-//!   the namespace: quadratic work across N owners).
+//!   the namespace: quadratic work across N owners); an index of the cached names by owner, kept from the same
+//!   watch ([`WatchIndex`]), finds them without walking every cached child of the kind either.
 //!
 //! `managedFields` are dropped before the cache stores an object (nothing reads them here; they are most of a small
 //! object's metadata).
@@ -16,7 +17,7 @@
 //! would only repeat it. Any other change (another writer, a controller's status update, a deletion) has a newer
 //! `resourceVersion` and triggers as before.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 
 use futures::{FutureExt as _, Stream, TryStreamExt as _};
@@ -28,14 +29,82 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt as _};
 
+use super::index::{Indexer, WatchIndex};
+
 /// Metadata of one cached child.
 pub type ChildMeta = PartialObjectMeta<DynamicObject>;
 
 /// Which cache: the owner label its watch selects on (e.g. `modelfleet.io/inference`) and the child kind.
 type CacheKey = (&'static str, String);
 
-/// One child cache: the resource its watch lists (the store's keys carry it) and the store.
-type Cache = (ApiResource, Store<ChildMeta>);
+/// One child cache: the resource its watch lists (the store's keys carry it), the store, and its children by owner.
+#[derive(Clone, Debug)]
+struct Cache {
+    resource: ApiResource,
+    store: Store<ChildMeta>,
+    by_owner: Arc<RwLock<WatchIndex<ByOwner>>>,
+}
+
+/// The names of the cached children by `(namespace, owner label value)`: what prune asks, without walking every
+/// cached child of the kind.
+#[derive(Debug)]
+struct ByOwner {
+    label: &'static str,
+    names: HashMap<(String, String), BTreeSet<String>>,
+    /// `(namespace, name)` of each indexed child -> its owner label value.
+    owner_of: HashMap<(String, String), String>,
+}
+
+impl ByOwner {
+    fn new(label: &'static str) -> Self {
+        Self {
+            label,
+            names: HashMap::new(),
+            owner_of: HashMap::new(),
+        }
+    }
+
+    fn key(child: &ChildMeta) -> (String, String) {
+        let meta = &child.metadata;
+        (
+            meta.namespace.clone().unwrap_or_default(),
+            meta.name.clone().unwrap_or_default(),
+        )
+    }
+}
+
+impl Indexer<ChildMeta> for ByOwner {
+    fn empty(&self) -> Self {
+        ByOwner::new(self.label)
+    }
+
+    fn upsert(&mut self, child: &ChildMeta) {
+        self.remove(child);
+        let Some(owner) = child.labels().get(self.label) else {
+            return;
+        };
+        let (namespace, name) = Self::key(child);
+        self.names
+            .entry((namespace.clone(), owner.clone()))
+            .or_default()
+            .insert(name.clone());
+        self.owner_of.insert((namespace, name), owner.clone());
+    }
+
+    fn remove(&mut self, child: &ChildMeta) {
+        let (namespace, name) = Self::key(child);
+        let Some(owner) = self.owner_of.remove(&(namespace.clone(), name.clone())) else {
+            return;
+        };
+        let key = (namespace, owner);
+        if let Some(names) = self.names.get_mut(&key) {
+            names.remove(&name);
+            if names.is_empty() {
+                self.names.remove(&key);
+            }
+        }
+    }
+}
 
 /// The child caches of the running controllers. A controller attaches its caches each time it is built (the
 /// controllers start again each time the Lease is acquired; a stopped controller's cache is never updated again).
@@ -89,7 +158,15 @@ impl ChildCaches {
         label: &'static str,
     ) -> impl Stream<Item = Result<ChildMeta, watcher::Error>> + Send + 'static {
         let writer = Writer::new(resource.clone());
-        self.attach(label, resource, writer.as_reader());
+        let by_owner = Arc::new(RwLock::new(WatchIndex::new(ByOwner::new(label))));
+        self.attach(
+            label,
+            Cache {
+                resource: resource.clone(),
+                store: writer.as_reader(),
+                by_owner: by_owner.clone(),
+            },
+        );
         let own_writes = self.own_writes.clone();
         // An `Api` of `PartialObjectMeta` sends metadata-only requests (`as=PartialObjectMetadata`).
         let api: Api<ChildMeta> = match namespace {
@@ -100,6 +177,12 @@ impl ChildCaches {
             .default_backoff()
             .modify(|child| child.managed_fields_mut().clear())
             .reflect(writer)
+            .inspect_ok(move |event| {
+                by_owner
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .observe(event)
+            })
             .touched_objects();
         skip_own_writes(changes, own_writes, resource.kind.clone())
     }
@@ -129,33 +212,31 @@ impl ChildCaches {
     /// `namespace`: then it is absent or was created too recently for the watch to have delivered it (or does not
     /// carry the label: not ours). `false` when no cache of that kind exists or it has not listed yet. Never waits.
     pub fn unseen(&self, label: &'static str, kind: &str, namespace: &str, name: &str) -> bool {
-        let Some((resource, store)) = self.store(label, kind) else {
+        let Some(cache) = self.cache(label, kind) else {
             return false;
         };
-        // The key as the store's writer makes it: with the resource of the cache's own watch.
-        let key = ObjectRef::new_with(name, resource).within(namespace);
-        store.get(&key).is_none()
+        cache.store.get(&cache.key(namespace, name)).is_none()
     }
 
     /// The cache of `kind` children labelled `label`, once it has listed (`None` before, or without one).
-    fn store(&self, label: &'static str, kind: &str) -> Option<Cache> {
-        let (resource, store) = self
+    fn cache(&self, label: &'static str, kind: &str) -> Option<Cache> {
+        let cache = self
             .caches
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(&(label, kind.to_owned()))
             .cloned()?;
         // Ready means the first list is in the cache; `now_or_never` polls once and never blocks.
-        store.wait_until_ready().now_or_never()?.ok()?;
-        Some((resource, store))
+        cache.store.wait_until_ready().now_or_never()?.ok()?;
+        Some(cache)
     }
 
-    /// Makes `store` the cache of `kind` children labelled `label`.
-    fn attach(&self, label: &'static str, resource: &ApiResource, store: Store<ChildMeta>) {
+    /// Makes `cache` the cache of its kind's children labelled `label`.
+    fn attach(&self, label: &'static str, cache: Cache) {
         self.caches
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .insert((label, resource.kind.clone()), (resource.clone(), store));
+            .insert((label, cache.resource.kind.clone()), cache);
     }
 
     /// The metadata of the cached children of `kind` in `namespace` labelled `label=value`, or `None` when no cache
@@ -166,17 +247,27 @@ impl ChildCaches {
         namespace: &str,
         (label, value): (&'static str, &str),
     ) -> Option<Vec<ObjectMeta>> {
-        let (_, store) = self.store(label, kind)?;
-        let children = store.state_filter(|child| {
-            child.metadata.namespace.as_deref() == Some(namespace)
-                && child.labels().get(label).map(String::as_str) == Some(value)
-        });
+        let cache = self.cache(label, kind)?;
+        let by_owner = cache.by_owner.read().unwrap_or_else(|e| e.into_inner());
+        let names = by_owner
+            .get()?
+            .names
+            .get(&(namespace.to_owned(), value.to_owned()));
         Some(
-            children
-                .iter()
-                .map(|child: &Arc<ChildMeta>| child.metadata.clone())
+            names
+                .into_iter()
+                .flatten()
+                .filter_map(|name| cache.store.get(&cache.key(namespace, name)))
+                .map(|child| child.metadata.clone())
                 .collect(),
         )
+    }
+}
+
+impl Cache {
+    /// The store's key of `namespace/name`, as its writer makes it: with the resource of the cache's own watch.
+    fn key(&self, namespace: &str, name: &str) -> ObjectRef<ChildMeta> {
+        ObjectRef::new_with(name, self.resource.clone()).within(namespace)
     }
 }
 
@@ -198,6 +289,27 @@ mod tests {
     use kube::runtime::watcher::Event;
 
     const LABEL: &str = "modelfleet.io/inference";
+
+    type Index = Arc<RwLock<WatchIndex<ByOwner>>>;
+
+    /// A cache of `resource` attached to `caches` as `watch` attaches one; events go to both through [`feed`].
+    fn attach(caches: &ChildCaches, resource: &ApiResource) -> (Writer<ChildMeta>, Index) {
+        let writer = Writer::new(resource.clone());
+        let by_owner = Arc::new(RwLock::new(WatchIndex::new(ByOwner::new(LABEL))));
+        let cache = Cache {
+            resource: resource.clone(),
+            store: writer.as_reader(),
+            by_owner: by_owner.clone(),
+        };
+        caches.attach(LABEL, cache);
+        (writer, by_owner)
+    }
+
+    /// What the watch stream does with an event: the store takes it, then the index.
+    fn feed(writer: &mut Writer<ChildMeta>, by_owner: &Index, event: Event<ChildMeta>) {
+        writer.apply_watcher_event(&event);
+        by_owner.write().unwrap().observe(&event);
+    }
 
     fn child(namespace: &str, name: &str, owner: &str) -> ChildMeta {
         ObjectMeta {
@@ -226,8 +338,7 @@ mod tests {
     fn a_child_event_of_an_own_write_triggers_nothing_and_any_other_change_does() {
         let caches = ChildCaches::default();
         let resource = ApiResource::erase::<Deployment>(&());
-        let writer = Writer::new(resource.clone());
-        caches.attach(LABEL, &resource, writer.as_reader());
+        let (_writer, _) = attach(&caches, &resource);
         caches.wrote("Deployment", &written("chat", "5"));
         caches.wrote("Deployment", &written("chat", "7"));
         caches.wrote("Deployment", &written("other", "9"));
@@ -280,8 +391,7 @@ mod tests {
     fn answers_from_the_cache_only_once_it_has_listed() {
         let resource = ApiResource::erase::<Deployment>(&());
         let caches = ChildCaches::default();
-        let mut writer = Writer::new(resource.clone());
-        caches.attach(LABEL, &resource, writer.as_reader());
+        let (mut writer, by_owner) = attach(&caches, &resource);
         assert_eq!(
             caches.labelled("Deployment", "ml", (LABEL, "chat")),
             None,
@@ -297,15 +407,16 @@ mod tests {
             "no cache of that kind"
         );
 
-        writer.apply_watcher_event(&Event::Init);
+        feed(&mut writer, &by_owner, Event::Init);
         for object in [
             child("ml", "chat", "chat"),
+            child("ml", "chat-route", "chat"),
             child("ml", "other", "other"),
             child("dev", "chat", "chat"),
         ] {
-            writer.apply_watcher_event(&Event::InitApply(object));
+            feed(&mut writer, &by_owner, Event::InitApply(object));
         }
-        writer.apply_watcher_event(&Event::InitDone);
+        feed(&mut writer, &by_owner, Event::InitDone);
         let names = |found: Option<Vec<ObjectMeta>>| -> Vec<String> {
             found
                 .unwrap_or_default()
@@ -315,7 +426,7 @@ mod tests {
         };
         assert_eq!(
             names(caches.labelled("Deployment", "ml", (LABEL, "chat"))),
-            ["chat"]
+            ["chat", "chat-route"]
         );
         assert!(names(caches.labelled("Deployment", "ml", (LABEL, "gone"))).is_empty());
         assert_eq!(
@@ -337,5 +448,25 @@ mod tests {
             !caches.unseen("modelfleet.io/training", "Deployment", "ml", "new"),
             "no cache under that label"
         );
+
+        // A child that changes owner, and one deleted, leave the index as the store.
+        feed(
+            &mut writer,
+            &by_owner,
+            Event::Apply(child("ml", "chat-route", "other")),
+        );
+        feed(
+            &mut writer,
+            &by_owner,
+            Event::Delete(child("ml", "chat", "chat")),
+        );
+        assert!(names(caches.labelled("Deployment", "ml", (LABEL, "chat"))).is_empty());
+        assert_eq!(
+            names(caches.labelled("Deployment", "ml", (LABEL, "other"))),
+            ["chat-route", "other"]
+        );
+        let index = by_owner.read().unwrap();
+        let index = index.get().unwrap();
+        assert_eq!((index.names.len(), index.owner_of.len()), (2, 3));
     }
 }

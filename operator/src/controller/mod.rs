@@ -6,7 +6,7 @@
 //! - [`context`]: [`Context`] (client, Event recorder, metrics, health, flags, discovery, backoff);
 //! - [`apply`]: server-side apply of children (field manager `model-fleet-operator`, force, `fieldValidation=Strict`),
 //!   replica hand-over, pruning by owner UID; [`children`]: metadata-only caches of owned children (owner triggers
-//!   and prune without a LIST);
+//!   and prune without a LIST); [`index`]: secondary indexes kept from a watch (children by owner, route claims);
 //! - [`diff`]: the pure zero-writes checks; [`status`]: the status writer (what a status says is computed by
 //!   `model_fleet_api::status`); [`written`]: the objects own status writes returned, until the watch delivers them;
 //! - [`discovery`]: KEDA / Gateway API CRD presence (`DependencyMissing`);
@@ -26,6 +26,7 @@ pub mod discovery;
 pub mod error;
 pub mod events;
 pub mod failpoint;
+pub mod index;
 pub mod inference;
 pub mod leader;
 pub mod reconcile;
