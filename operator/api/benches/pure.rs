@@ -115,7 +115,7 @@ fn capacity_plan(c: &mut Criterion) {
 /// `routing::conflict` and `routing::contenders` of one service against 1000 cached services on the same Gateway
 /// (distinct hostnames): the operator runs the first on every reconcile of a routed service and the second on every
 /// watch event of one, so their cost per call, times N, is what a fleet of N pays per resync (issue 17: cost linear
-/// in N).
+/// in N). `indexed_conflict_1000` is the same decision through `routing::ClaimIndex`, as the operator makes it.
 fn route_claims(c: &mut Criterion) {
     let config = config();
     let template: InferenceService = example("inference-kind.yaml");
@@ -139,6 +139,16 @@ fn route_claims(c: &mut Criterion) {
     print_allocations("route_claims/contenders_1000", || {
         routing::contenders(black_box(own), &fleet, &config)
     });
+    // What the operator runs since the claim index: the services sharing a bucket, then the same decision over them.
+    let mut index = routing::ClaimIndex::default();
+    for (i, isvc) in fleet.iter().enumerate() {
+        index.upsert(i, isvc, &config);
+    }
+    let indexed = || {
+        let shared = index.sharing(black_box(own), &config);
+        routing::conflict(own, shared.iter().map(|&i| &fleet[i]), &config)
+    };
+    print_allocations("route_claims/indexed_conflict_1000", indexed);
     let mut group = c.benchmark_group("route_claims");
     group.bench_function("conflict_1000", |b| {
         b.iter(|| routing::conflict(black_box(own), &fleet, &config))
@@ -146,6 +156,7 @@ fn route_claims(c: &mut Criterion) {
     group.bench_function("contenders_1000", |b| {
         b.iter(|| routing::contenders(black_box(own), &fleet, &config))
     });
+    group.bench_function("indexed_conflict_1000", |b| b.iter(indexed));
     group.finish();
 }
 

@@ -19,9 +19,11 @@
 //! - path prefixes: equal after dropping a trailing `/` (`PathPrefix` matching ignores it), so `/v1` and `/v1/`
 //!   are one claim and `/` and `/v1` are not (the longest prefix wins at the Gateway).
 //!
-//! Pure: the operator passes the services it has cached.
+//! Pure: the operator passes the services it has cached, or only those a [`ClaimIndex`] says share a claim.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::Hash;
 
 use crate::InferenceService;
 use crate::render::{ParentKey, RenderConfig};
@@ -129,6 +131,89 @@ impl<'a> ClaimKey<'a> {
             && sections
             && hostname
             && self.path == claim.path
+    }
+}
+
+/// Where a claim can overlap another: the same Gateway, hostname and path ([`RouteClaim::overlaps`] then compares
+/// the listeners).
+type Bucket = ((String, String), Option<String>, String);
+
+impl RouteClaim {
+    fn bucket(self) -> Bucket {
+        (self.gateway, self.hostname, self.path)
+    }
+}
+
+/// Which services claim what, by Gateway, hostname and path: [`conflict`] and [`contenders`] over the services
+/// [`ClaimIndex::sharing`] returns decide exactly as over the whole fleet, which a fleet of N otherwise compares
+/// against on every reconcile and watch event (N x N over a fleet). `S` names a service (the operator uses its
+/// cache's object reference). Every bucket costs its Gateway, hostname and path as strings, once per service claim.
+#[derive(Clone, Debug)]
+pub struct ClaimIndex<S> {
+    by_bucket: HashMap<Bucket, HashSet<S>>,
+    by_service: HashMap<S, Vec<Bucket>>,
+}
+
+impl<S> Default for ClaimIndex<S> {
+    fn default() -> Self {
+        Self {
+            by_bucket: HashMap::new(),
+            by_service: HashMap::new(),
+        }
+    }
+}
+
+impl<S: Clone + Eq + Hash> ClaimIndex<S> {
+    /// Records `isvc`'s current claims under `service`, replacing what it claimed before (nothing without
+    /// `gateway` or a parent).
+    pub fn upsert(&mut self, service: S, isvc: &InferenceService, config: &RenderConfig) {
+        self.remove(&service);
+        let buckets: Vec<Bucket> = claims(isvc, config)
+            .into_iter()
+            .map(RouteClaim::bucket)
+            .collect();
+        for bucket in &buckets {
+            self.by_bucket
+                .entry(bucket.clone())
+                .or_default()
+                .insert(service.clone());
+        }
+        if !buckets.is_empty() {
+            self.by_service.insert(service, buckets);
+        }
+    }
+
+    /// Forgets `service` (deleted, or it no longer deserializes: it claims nothing).
+    pub fn remove(&mut self, service: &S) {
+        for bucket in self.by_service.remove(service).unwrap_or_default() {
+            if let Some(services) = self.by_bucket.get_mut(&bucket) {
+                services.remove(service);
+                if services.is_empty() {
+                    self.by_bucket.remove(&bucket);
+                }
+            }
+        }
+    }
+
+    /// The services whose recorded claims could overlap one of `isvc`'s (`isvc` itself too, when recorded): the only
+    /// ones [`conflict`] and [`contenders`] need to see.
+    pub fn sharing(&self, isvc: &InferenceService, config: &RenderConfig) -> HashSet<S> {
+        claims(isvc, config)
+            .into_iter()
+            .filter_map(|claim| self.by_bucket.get(&claim.bucket()))
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
+    /// How many services claim something.
+    pub fn len(&self) -> usize {
+        self.by_service.len()
+    }
+
+    /// Whether no service claims anything.
+    pub fn is_empty(&self) -> bool {
+        self.by_service.is_empty()
     }
 }
 

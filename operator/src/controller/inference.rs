@@ -92,11 +92,13 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     // Every delivered version also retires the own status write it catches up with (`StatusWrites::seen`).
     let (services, writer) = reflector::store();
     let seen = ctx.clone();
+    let claims = ctx.clone();
     let changes = watcher(
         ctx.watched_api::<DeserializeGuard<InferenceService>>(),
         watcher::Config::default().any_semantic(),
     )
     .reflect(writer)
+    .inspect_ok(move |event| claims.route_claims.observe(event))
     .applied_objects()
     .inspect_ok(move |changed| {
         if let Ok(isvc) = &changed.0 {
@@ -116,13 +118,13 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
             tokio::spawn(wake::sweep_until_stopped(ctx.clone(), stop.clone()));
         }
         // Hostname conflicts: a change to one service (deletion included) reconciles the services sharing a claim.
-        let store = controller.store();
-        ctx.route_claims.attach(store.clone());
-        let config = ctx.config.render.clone();
+        ctx.route_claims
+            .attach(controller.store(), &ctx.config.render);
+        let (claims, config) = (ctx.clone(), ctx.config.render.clone());
         controller = controller.watches(
             ctx.watched_api::<DeserializeGuard<InferenceService>>(),
             watcher::Config::default(),
-            move |changed| routes::contenders(&store, &changed, &config),
+            move |changed| claims.route_claims.contenders(&changed, &config),
         );
     }
     mark_synced_when_ready(&ctx, controller.store(), KIND);

@@ -1,3 +1,5 @@
+use std::collections::BTreeSet;
+
 use serde_json::json;
 
 use super::*;
@@ -224,4 +226,84 @@ fn the_borrowed_claim_key_agrees_with_the_claims() {
             );
         }
     }
+}
+
+/// Over every combination the module docs name, the services the index says share a claim are all the decisions
+/// need: conflict and contenders over them equal conflict and contenders over the whole fleet. Changing a service's
+/// claims and removing it leave no trace.
+#[test]
+fn the_index_finds_every_service_the_whole_fleet_would() {
+    let gateways = [
+        json!({}),
+        json!({"parentRef": {"name": "shared", "namespace": "model-fleet-system", "sectionName": "http"}}),
+        json!({"parentRef": {"name": "shared", "namespace": "model-fleet-system", "sectionName": "https"}}),
+        json!({"parentRef": {"name": "other"}}),
+    ];
+    let hostnames = [json!(null), json!(["a.test"]), json!(["b.test", "a.test"])];
+    let paths = [json!(null), json!("/v1"), json!("/v1/")];
+    let mut services = Vec::new();
+    for (g, gateway) in gateways.iter().enumerate() {
+        for (h, hosts) in hostnames.iter().enumerate() {
+            for (p, path) in paths.iter().enumerate() {
+                let mut gateway = gateway.clone();
+                if !hosts.is_null() {
+                    gateway["hostnames"] = hosts.clone();
+                }
+                if !path.is_null() {
+                    gateway["pathPrefix"] = path.clone();
+                }
+                let created = if (g + h + p) % 2 == 0 { EARLY } else { LATE };
+                services.push(isvc("team", &format!("s-{g}-{h}-{p}"), created, gateway));
+            }
+        }
+    }
+    services.push(isvc("team", "no-gateway", EARLY, json!(null)));
+    let config = config();
+    let mut index = ClaimIndex::default();
+    for (i, service) in services.iter().enumerate() {
+        index.upsert(i, service, &config);
+    }
+    assert_eq!(index.len(), services.len() - 1, "no gateway, no claim");
+    // Sorted: the index hands out the services of a bucket in no particular order.
+    let names = |list: Vec<&InferenceService>| -> BTreeSet<String> {
+        list.iter()
+            .map(|i| i.metadata.name.clone().unwrap())
+            .collect()
+    };
+    for service in &services {
+        let shared: Vec<&InferenceService> = index
+            .sharing(service, &config)
+            .into_iter()
+            .map(|i| &services[i])
+            .collect();
+        assert_eq!(
+            conflict(service, shared.iter().copied(), &config),
+            conflict(service, &services, &config)
+        );
+        assert_eq!(
+            names(contenders(service, shared.iter().copied(), &config)),
+            names(contenders(service, &services, &config))
+        );
+    }
+
+    // A service that changes its claims leaves its old buckets; one removed leaves every bucket.
+    let moved = isvc(
+        "team",
+        "s-0-1-1",
+        EARLY,
+        json!({"hostnames": ["moved.test"]}),
+    );
+    let at = services
+        .iter()
+        .position(|s| s.metadata.name == moved.metadata.name)
+        .unwrap();
+    index.upsert(at, &moved, &config);
+    assert!(!index.sharing(&services[at], &config).contains(&at));
+    assert_eq!(index.sharing(&moved, &config), [at].into());
+    index.remove(&at);
+    assert!(index.sharing(&moved, &config).is_empty());
+    for (i, _) in services.iter().enumerate() {
+        index.remove(&i);
+    }
+    assert!(index.is_empty() && index.by_bucket.is_empty());
 }

@@ -1,17 +1,60 @@
 //! Route claims across namespaces (issue 18, "hostname conflict"): which InferenceService may serve a hostname and
 //! path on a Gateway, decided by the pure [`model_fleet_api::routing`] over the controller's cache of
 //! InferenceServices, and which services to reconcile again when one of them changes.
+//!
+//! Both look only at the services a [`ClaimIndex`] says share a Gateway, hostname and path with the one at hand; the
+//! index is kept from the same watch events as the cache, right after it (DESIGN.md section 5, issue 17: without it
+//! every reconcile and every watch event compared against every cached service). Until the index has the watch's
+//! first complete list, both read the whole cache as before.
 
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use kube::core::DeserializeGuard;
 use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
 use model_fleet_api::InferenceService;
 use model_fleet_api::render::RenderConfig;
-use model_fleet_api::routing::{self, Conflict};
+use model_fleet_api::routing::{self, ClaimIndex, Conflict};
+
+use crate::controller::index::{Indexer, WatchIndex};
 
 /// The controller's cache of InferenceServices (every watched namespace).
 pub type ServiceStore = Store<DeserializeGuard<InferenceService>>;
+
+/// A cached InferenceService.
+type Cached = Arc<DeserializeGuard<InferenceService>>;
+
+/// How the index and the cache name a service.
+type ServiceRef = ObjectRef<DeserializeGuard<InferenceService>>;
+
+/// The claim index of the cached services ([`ClaimIndex`]), with the render configuration that decides claims.
+#[derive(Debug)]
+struct Claims {
+    index: ClaimIndex<ServiceRef>,
+    config: RenderConfig,
+}
+
+impl Indexer<DeserializeGuard<InferenceService>> for Claims {
+    fn empty(&self) -> Self {
+        Claims {
+            index: ClaimIndex::default(),
+            config: self.config.clone(),
+        }
+    }
+
+    /// An object that does not deserialize claims nothing.
+    fn upsert(&mut self, object: &DeserializeGuard<InferenceService>) {
+        let service = ObjectRef::from_obj(object);
+        match &object.0 {
+            Ok(isvc) => self.index.upsert(service, isvc, &self.config),
+            Err(_) => self.index.remove(&service),
+        }
+    }
+
+    fn remove(&mut self, object: &DeserializeGuard<InferenceService>) {
+        self.index.remove(&ObjectRef::from_obj(object));
+    }
+}
 
 /// The cache of the running controller, attached each time the controller is built.
 #[derive(Debug, Default)]
@@ -30,16 +73,37 @@ impl AttachedStore {
     }
 }
 
-/// The cache the claims are read from, attached when the controller is built.
+/// The cache the claims are read from, attached when the controller is built, and the claim index kept from its
+/// watch ([`RouteClaims::observe`]).
 #[derive(Debug, Default)]
 pub struct RouteClaims {
     store: AttachedStore,
+    index: RwLock<Option<WatchIndex<Claims>>>,
 }
 
 impl RouteClaims {
-    /// Attaches the controller's cache ([`AttachedStore::attach`]).
-    pub fn attach(&self, store: ServiceStore) {
+    /// Attaches the controller's cache ([`AttachedStore::attach`]) and starts the claim index afresh for claims
+    /// decided with `config`: it is used once the new controller's watch has listed.
+    pub fn attach(&self, store: ServiceStore, config: &RenderConfig) {
         self.store.attach(store);
+        let claims = Claims {
+            index: ClaimIndex::default(),
+            config: config.clone(),
+        };
+        *self.index.write().unwrap_or_else(|e| e.into_inner()) = Some(WatchIndex::new(claims));
+    }
+
+    /// Keeps the claim index from one event of the watch that fills the attached cache (called right after the
+    /// cache took the event). Nothing before [`RouteClaims::attach`].
+    pub fn observe(&self, event: &watcher::Event<DeserializeGuard<InferenceService>>) {
+        if let Some(index) = self
+            .index
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            index.observe(event);
+        }
     }
 
     /// The claim of `isvc` that an older InferenceService holds, if any. Waits for the cache's first complete list,
@@ -52,36 +116,56 @@ impl RouteClaims {
     ) -> Option<Conflict> {
         let store = self.store.get()?;
         store.wait_until_ready().await.ok()?;
-        let services = store.state();
+        let services = self.sharing(&store, isvc, config);
         routing::conflict(
             isvc,
             services.iter().filter_map(|s| s.0.as_ref().ok()),
             config,
         )
     }
-}
 
-/// The services to reconcile after `changed` was created, updated or deleted: those sharing one of its claims
-/// ([`routing::contenders`]). An object that does not deserialize claims nothing.
-pub fn contenders(
-    store: &ServiceStore,
-    changed: &DeserializeGuard<InferenceService>,
-    config: &RenderConfig,
-) -> Vec<ObjectRef<DeserializeGuard<InferenceService>>> {
-    let Ok(changed) = changed.0.as_ref() else {
-        return Vec::new();
-    };
-    let services = store.state();
-    routing::contenders(
-        changed,
-        services.iter().filter_map(|s| s.0.as_ref().ok()),
-        config,
-    )
-    .into_iter()
-    .map(|isvc| {
-        let meta = &isvc.metadata;
-        ObjectRef::new(meta.name.as_deref().unwrap_or_default())
-            .within(meta.namespace.as_deref().unwrap_or_default())
-    })
-    .collect()
+    /// The services to reconcile after `changed` was created, updated or deleted: those sharing one of its claims
+    /// ([`routing::contenders`]). An object that does not deserialize claims nothing; nothing without a cache.
+    pub fn contenders(
+        &self,
+        changed: &DeserializeGuard<InferenceService>,
+        config: &RenderConfig,
+    ) -> Vec<ServiceRef> {
+        let (Ok(changed), Some(store)) = (changed.0.as_ref(), self.store.get()) else {
+            return Vec::new();
+        };
+        let services = self.sharing(&store, changed, config);
+        routing::contenders(
+            changed,
+            services.iter().filter_map(|s| s.0.as_ref().ok()),
+            config,
+        )
+        .into_iter()
+        .map(|isvc| {
+            let meta = &isvc.metadata;
+            ObjectRef::new(meta.name.as_deref().unwrap_or_default())
+                .within(meta.namespace.as_deref().unwrap_or_default())
+        })
+        .collect()
+    }
+
+    /// The cached services that may share a claim with `isvc`: those the index names once it is ready, else every
+    /// cached service.
+    fn sharing(
+        &self,
+        store: &ServiceStore,
+        isvc: &InferenceService,
+        config: &RenderConfig,
+    ) -> Vec<Cached> {
+        let index = self.index.read().unwrap_or_else(|e| e.into_inner());
+        let Some(claims) = index.as_ref().and_then(WatchIndex::get) else {
+            return store.state();
+        };
+        claims
+            .index
+            .sharing(isvc, config)
+            .iter()
+            .filter_map(|service| store.get(service))
+            .collect()
+    }
 }
