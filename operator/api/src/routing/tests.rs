@@ -175,10 +175,9 @@ fn contenders_are_the_others_sharing_a_claim() {
     assert!(contenders(&c, &all, &config()).is_empty());
 }
 
-/// The borrowed key the hot paths use decides exactly as the owned claims do, over every combination of parent,
-/// listener, hostnames and path that the module docs name.
-#[test]
-fn the_borrowed_claim_key_agrees_with_the_claims() {
+/// One service per combination of parent, listener, hostnames and path that the module docs name, the i-th created
+/// at `created(i)`.
+fn every_combination(created: fn(usize) -> &'static str) -> Vec<InferenceService> {
     let gateways = [
         json!({}),
         json!({"parentRef": {"name": "shared", "namespace": "model-fleet-system"}}),
@@ -204,10 +203,19 @@ fn the_borrowed_claim_key_agrees_with_the_claims() {
                 if !path.is_null() {
                     gateway["pathPrefix"] = path.clone();
                 }
-                services.push(isvc("team", &format!("s-{g}-{h}-{p}"), EARLY, gateway));
+                let at = created(services.len());
+                services.push(isvc("team", &format!("s-{g}-{h}-{p}"), at, gateway));
             }
         }
     }
+    services
+}
+
+/// The borrowed key the hot paths use decides exactly as the owned claims do, over every combination of parent,
+/// listener, hostnames and path that the module docs name.
+#[test]
+fn the_borrowed_claim_key_agrees_with_the_claims() {
+    let services = every_combination(|_| EARLY);
     let config = config();
     for a in &services {
         let key = ClaimKey::of(a, &config);
@@ -233,30 +241,8 @@ fn the_borrowed_claim_key_agrees_with_the_claims() {
 /// claims and removing it leave no trace.
 #[test]
 fn the_index_finds_every_service_the_whole_fleet_would() {
-    let gateways = [
-        json!({}),
-        json!({"parentRef": {"name": "shared", "namespace": "model-fleet-system", "sectionName": "http"}}),
-        json!({"parentRef": {"name": "shared", "namespace": "model-fleet-system", "sectionName": "https"}}),
-        json!({"parentRef": {"name": "other"}}),
-    ];
-    let hostnames = [json!(null), json!(["a.test"]), json!(["b.test", "a.test"])];
-    let paths = [json!(null), json!("/v1"), json!("/v1/")];
-    let mut services = Vec::new();
-    for (g, gateway) in gateways.iter().enumerate() {
-        for (h, hosts) in hostnames.iter().enumerate() {
-            for (p, path) in paths.iter().enumerate() {
-                let mut gateway = gateway.clone();
-                if !hosts.is_null() {
-                    gateway["hostnames"] = hosts.clone();
-                }
-                if !path.is_null() {
-                    gateway["pathPrefix"] = path.clone();
-                }
-                let created = if (g + h + p) % 2 == 0 { EARLY } else { LATE };
-                services.push(isvc("team", &format!("s-{g}-{h}-{p}"), created, gateway));
-            }
-        }
-    }
+    // Half of them older, so that conflicts have holders.
+    let mut services = every_combination(|i| if i % 2 == 0 { EARLY } else { LATE });
     services.push(isvc("team", "no-gateway", EARLY, json!(null)));
     let config = config();
     let mut index = ClaimIndex::default();
