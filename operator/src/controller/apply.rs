@@ -251,7 +251,8 @@ async fn send(
 }
 
 /// Why a create-only apply of `child` was refused (409: an object of its name exists): read it, and report it as
-/// [`Error::Foreign`] when it is not ours, else [`Error::Unseen`] (also when it is gone again, or the read fails).
+/// [`Error::Foreign`] when it is not ours, else [`Error::Unseen`] (also when it is gone again); a failed read is
+/// reported as its [`Error::Fetch`].
 async fn exists_after_all(client: &Client, child: &Child, desired: &Value) -> Error {
     let unseen = Error::Unseen {
         child: child.display(),
