@@ -33,25 +33,23 @@ pub struct Planned {
 /// The Events of a reconcile that created the children `created` (`Kind/name`, empty when none) and moved the
 /// conditions from `before` (the live status) to `after`; `after` is empty when the status was not written. Pure.
 pub fn plan(created: &[String], before: &[Condition], after: &[DesiredCondition]) -> Vec<Planned> {
-    let changed = after.iter().filter(|want| {
-        (want.type_ == ConditionType::Ready || status::is_warning(want))
-            && conditions::find(before, want.type_).is_none_or(|p| {
-                p.status != want.status.as_str() || p.reason != want.reason.as_str()
-            })
-    });
     let mut planned = Vec::new();
     let mut first_ready = None;
-    for want in changed {
+    for want in after {
+        let warning = status::is_warning(want);
+        let previous = conditions::find(before, want.type_);
+        let changed = previous
+            .is_none_or(|p| p.status != want.status.as_str() || p.reason != want.reason.as_str());
+        if !changed || !(want.type_ == ConditionType::Ready || warning) {
+            continue;
+        }
         let note = format!(
             "{} is {}: {}",
             want.type_,
             want.status.as_str(),
             want.message
         );
-        let warning = status::is_warning(want);
-        let is_first_ready = want.type_ == ConditionType::Ready
-            && !warning
-            && conditions::find(before, want.type_).is_none();
+        let is_first_ready = want.type_ == ConditionType::Ready && !warning && previous.is_none();
         if is_first_ready && !created.is_empty() {
             first_ready = Some(note);
             continue;
