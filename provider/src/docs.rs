@@ -229,7 +229,24 @@ pub fn provider_page(schema: &Schema, example: &str) -> String {
         example.trim_end()
     );
     arguments(&mut out, &schema.block, &[], false);
+    out.push_str(&refresh_section());
     out
+}
+
+/// How a refresh reads objects (from [`crate::resources::snapshot`]'s constants, so the page follows the code).
+fn refresh_section() -> String {
+    use crate::resources::snapshot::{LIST_AFTER, LIST_AFTER_ENV, MAX_AGE, PAGE_SIZE};
+    format!(
+        "\n## Refresh\n\nA refresh (`terraform plan`, `refresh`, `import`) reads each object with one GET until the \
+         provider process has read {LIST_AFTER} objects of the same kind in the same namespace; it then lists that \
+         namespace's objects of the kind once (pages of {PAGE_SIZE}) and serves the remaining reads from that list. A \
+         plan of 500 resources in one namespace makes {LIST_AFTER} GETs and one LIST instead of 500 GETs. An object \
+         the list does not hold is read with a GET (that is how a deleted object shows as gone); a list older than \
+         {} s is taken again; a list the API server refuses (for instance RBAC that grants `get` but not `list`) \
+         sends every read of that kind and namespace back to a GET. The environment variable `{LIST_AFTER_ENV}` \
+         changes the threshold: `0` lists at the first read, a large number never lists.\n",
+        MAX_AGE.as_secs()
+    )
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod managed;
 pub mod object;
 pub mod plan;
 pub mod quantity;
+pub mod snapshot;
 pub mod timeouts;
 pub mod training;
 pub mod validate;
@@ -41,6 +42,8 @@ pub struct ProviderContext {
     pub client: LazyClient,
     /// The identity of the cluster the client talks to ([`cluster_identity`]), read on first use.
     cluster_uid: tokio::sync::OnceCell<Option<String>>,
+    /// Refresh reads served from one LIST per kind and namespace ([`snapshot`]).
+    pub snapshots: snapshot::Snapshots,
     /// Set when Terraform sends Stop (Ctrl-C): waits and delete polls end early.
     stop: tokio::sync::watch::Receiver<bool>,
 }
@@ -62,6 +65,7 @@ impl ProviderContext {
             config,
             client,
             cluster_uid: tokio::sync::OnceCell::new(),
+            snapshots: snapshot::Snapshots::default(),
             stop,
         }
     }

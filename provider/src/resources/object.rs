@@ -30,6 +30,7 @@ use super::api_error::{self, Action};
 use super::attributes::{ID, NAME, NAMESPACE, TIMEOUTS, WAIT_FOR};
 use super::fields::{self, Field};
 use super::kind::{Kind, Source};
+use super::snapshot::Lookup;
 use super::{Planned, ProviderContext, Resource, managed, plan, quantity, timeouts};
 use crate::diag::{AttrPath, Diagnostics};
 use crate::schema::Schema;
@@ -162,6 +163,25 @@ impl<K: Kind> CustomResource<K> {
             tracing::info!(%object, "object is gone; removing it from state");
         }
         Ok(current)
+    }
+
+    /// The live object of `state` for a refresh: from the snapshot of its namespace once this process lists it
+    /// ([`super::snapshot`]), else with [`Self::fetch`] (one GET; `None` when the object is gone).
+    async fn refresh_read(
+        &self,
+        ctx: &ProviderContext,
+        state: &Value,
+    ) -> Result<Option<DynamicObject>, Diagnostics> {
+        let (namespace, name) = namespace_and_name(state)?;
+        let api = self.client_api(self.client(ctx).await?, &namespace);
+        let key = (
+            format!("{}/{}", self.api.api_version, self.api.plural),
+            namespace,
+        );
+        match ctx.snapshots.lookup(&api, key, &name).await {
+            Lookup::Listed(object) => Ok(Some(*object)),
+            Lookup::Get => self.fetch(ctx, state).await,
+        }
     }
 
     /// The refreshed state for `live`, the object of `state` (pure): the spec fields `field_manager` owns (its
@@ -350,8 +370,8 @@ impl<K: Kind> Resource for CustomResource<K> {
     }
 
     async fn read(&self, ctx: &ProviderContext, state: &Value) -> Result<Value, Diagnostics> {
-        // One GET: the spec fields and the status facts come from the same object.
-        Ok(match self.fetch(ctx, state).await? {
+        // One object (a GET or the namespace's snapshot): the spec fields and the status facts come from it.
+        Ok(match self.refresh_read(ctx, state).await? {
             Some(live) => self.state_from_live(&ctx.config.field_manager, state, &live),
             None => Value::Null,
         })
@@ -364,6 +384,8 @@ impl<K: Kind> Resource for CustomResource<K> {
         planned: &Value,
         config: &Value,
     ) -> (Value, Diagnostics) {
+        // This process writes: reads after it must not be served from a snapshot taken before.
+        ctx.snapshots.invalidate();
         if planned.is_null() {
             return match self.delete(ctx, prior).await {
                 Ok(()) => (Value::Null, Diagnostics::new()),
