@@ -27,6 +27,7 @@ log "bench: release builds"
 cargo build --release -p terraform-provider-modelfleet -p model-fleet-operator
 cargo build --release -p acceptance-tests --bin bench-operator
 acceptance-tests/infra/scripts/build.sh kubernetes-provider
+acceptance-tests/infra/scripts/build.sh plugin-floor
 
 trap '"$CLUSTER_DIR/scripts/cluster.sh" down "$instance" >/dev/null 2>&1 || true' EXIT
 MODEL_FLEET_REAL_NODE=0 "$CLUSTER_DIR/scripts/cluster.sh" up "$instance" >/dev/null

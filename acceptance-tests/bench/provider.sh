@@ -2,16 +2,24 @@
 # The provider half of `make bench` (issue 17). For each N, against a running local control plane instance:
 #   modelfleet_inference  N resources of our provider (release build),
 #   terraform_data        N resources of Terraform's built-in provider: the floor (no provider I/O at all),
+#   floor_item            N resources of the plugin floor (infra/gomod/plugin-floor: a terraform-plugin-framework
+#                         provider over protocol 5, two attributes, no I/O): what any plugin provider costs,
 #   kubernetes_manifest   N resources of hashicorp/kubernetes (the peer) managing the same InferenceService objects;
 # times `terraform apply` (create all N) and `terraform plan` (refresh, no changes; the median of PLAN_RUNS), counts
 # the API requests each provider makes per resource during one plan (the instance's audit log: the providers
 # authenticate as their own users, which the audit policy records for every verb), the plugin's peak RSS during a plan
 # (GNU time around the plugin binary) and its start-to-handshake time (median of 20 starts).
 #
+# With BENCH_PROFILE=N, one more plan of N modelfleet_inference and of N floor_item runs under `perf record`; its
+# Terraform samples become a flame graph (fold-go-perf.py, then inferno-flamegraph) and a list of the functions with
+# the largest inclusive share, next to RESULTS_FILE (plan-<kind>-<N>.svg and .txt). Needs perf and inferno
+# (`cargo install --locked inferno`).
+#
 # Usage: provider.sh INSTANCE RESULTS_FILE [N...]   (default N: 100 500 1000)
 # Writes one JSON line per kind and N to RESULTS_FILE; report.py turns them into the table of docs/PERFORMANCE.md.
-# Needs: the instance running with the Model Fleet CRDs, the release provider built, hashicorp/kubernetes built
-# (acceptance-tests/infra/scripts/build.sh kubernetes-provider); bench.sh does all three.
+# Needs: the instance running with the Model Fleet CRDs, the release provider built, hashicorp/kubernetes and the
+# plugin floor built (acceptance-tests/infra/scripts/build.sh kubernetes-provider, build.sh plugin-floor); bench.sh
+# does all four.
 set -euo pipefail
 shopt -s inherit_errexit
 source "$(dirname "$0")/../infra/scripts/lib.sh"
@@ -21,6 +29,12 @@ shift 2
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(100 500 1000)
 PLAN_RUNS=${PLAN_RUNS:-3}
+BENCH_PROFILE=${BENCH_PROFILE:-}
+if [ -n "$BENCH_PROFILE" ]; then
+  for tool in perf inferno-flamegraph readelf; do
+    command -v "$tool" >/dev/null || die "BENCH_PROFILE needs $tool on PATH (perf: apt-get install linux-perf; inferno: cargo install --locked inferno)"
+  done
+fi
 # The peer is slow (tens of seconds per plan of 100 here): BENCH_PEER_MAX_N skips it above that N.
 BENCH_PEER_MAX_N=${BENCH_PEER_MAX_N:-1000000}
 cluster="$REPO_ROOT/acceptance-tests/cluster/scripts/cluster.sh"
@@ -29,6 +43,8 @@ provider_bin="$target/release/terraform-provider-modelfleet"
 [ -x "$provider_bin" ] || die "no release provider at $provider_bin: cargo build --release -p terraform-provider-modelfleet"
 peer_bin="$(infra_bin_dir kubernetes-provider "$KUBERNETES_PROVIDER_VERSION")/terraform-provider-kubernetes_v${KUBERNETES_PROVIDER_LABEL}"
 [ -x "$peer_bin" ] || die "hashicorp/kubernetes is not built: acceptance-tests/infra/scripts/build.sh kubernetes-provider"
+floor_bin=$(plugin_floor_bin)
+[ -x "$floor_bin" ] || die "the plugin floor is not built: acceptance-tests/infra/scripts/build.sh plugin-floor"
 tf=$("$REPO_ROOT/acceptance-tests/cluster/scripts/tf-bin.sh")
 dir="$REPO_ROOT/.local/$instance"
 kubectl=("$dir/bin/kubectl" --kubeconfig "$dir/kubeconfig")
@@ -47,11 +63,15 @@ wrap() {
   chmod +x "$3"
 }
 wrap modelfleet "$provider_bin" "$work/overrides/terraform-provider-modelfleet"
+wrap floor "$floor_bin" "$work/floor/terraform-provider-floor"
 peer_dir="$work/mirror/registry.terraform.io/hashicorp/kubernetes/$KUBERNETES_PROVIDER_LABEL/$(go env GOOS)_$(go env GOARCH)"
 wrap kubernetes "$peer_bin" "$peer_dir/terraform-provider-kubernetes_v$KUBERNETES_PROVIDER_LABEL"
 cat >"$TF_CLI_CONFIG_FILE" <<EOF
 provider_installation {
-  dev_overrides { "modelfleet/modelfleet" = "$work/overrides" }
+  dev_overrides {
+    "modelfleet/modelfleet"  = "$work/overrides"
+    "modelfleet-bench/floor" = "$work/floor"
+  }
   filesystem_mirror {
     path    = "$work/mirror"
     include = ["registry.terraform.io/hashicorp/kubernetes"]
@@ -86,6 +106,9 @@ config() { # KIND N: main.tf of N resources of KIND
   case $kind in
     terraform_data)
       printf 'resource "terraform_data" "d" {\n  count = %s\n  input = "bench-${count.index}"\n}\n' "$n" ;;
+    floor_item)
+      printf 'terraform {\n  required_providers {\n    floor = { source = "modelfleet-bench/floor" }\n  }\n}\n'
+      printf 'resource "floor_item" "d" {\n  count = %s\n  input = "bench-${count.index}"\n}\n' "$n" ;;
     modelfleet_inference)
       printf 'terraform {\n  required_providers {\n    modelfleet = { source = "modelfleet/modelfleet" }\n  }\n}\n'
       printf 'provider "modelfleet" {\n  kubeconfig_path = "%s"\n  namespace       = "%s"\n}\n' "$provider_kubeconfig" "$ns"
@@ -154,13 +177,27 @@ print(round(statistics.median(times), 4))
 EOF
 }
 
+# profile KIND N WORKSPACE: one plan under perf; Terraform's samples as a flame graph and a top list by RESULTS_FILE.
+profile() {
+  local out; out="$(dirname "$results")/plan-$1-$2"
+  log "$1 N=$2: plan under perf -> $out.svg"
+  (cd "$3" && perf record -q -F 999 -g -o "$work/perf.data" -- "$tf" plan -detailed-exitcode -input=false -no-color \
+    >/dev/null 2>&1) || true
+  local fold="$REPO_ROOT/acceptance-tests/bench/fold-go-perf.py" binary comm
+  binary=$(readlink -f "$tf"); comm=$(basename "$binary" | cut -c1-15)
+  python3 "$fold" "$work/perf.data" "$binary" "$comm" >"$out.folded"
+  inferno-flamegraph --title "terraform plan, $2 $1 ($comm's samples)" <"$out.folded" >"$out.svg"
+  python3 "$fold" "$work/perf.data" "$binary" "$comm" --top 40 >"$out.txt"
+  rm -f "$out.folded" "$work/perf.data"
+}
+
 # bench KIND N PLUGIN USER: apply, PLAN_RUNS plans, destroy; one JSON line into $results.
 bench() {
   local kind=$1 n=$2 plugin=$3 user=$4 ws="$work/$1-$2"
   mkdir -p "$ws"
   config "$kind" "$n" >"$ws/main.tf"
-  # dev_overrides serve modelfleet without an install (init would look for it in the mirror and fail).
-  [ "$kind" = modelfleet_inference ] || (cd "$ws" && "$tf" init -input=false -no-color >/dev/null)
+  # dev_overrides serve modelfleet and the floor without an install (init would look for them in the mirror and fail).
+  [ "$kind" = modelfleet_inference ] || [ "$kind" = floor_item ] || (cd "$ws" && "$tf" init -input=false -no-color >/dev/null)
   log "$kind N=$n: apply"
   local apply; apply=$(cd "$ws" && seconds "$tf" apply -auto-approve -input=false -no-color)
   local plans=() reqs=0 rss=0 i from
@@ -171,6 +208,9 @@ bench() {
     if [ -n "$user" ]; then reqs=$(requests "$user" "$from"); fi
     rss=$(peak_kib "$plugin")
   done
+  if [ "$n" = "$BENCH_PROFILE" ] && [ "$kind" != terraform_data ] && [ "$kind" != kubernetes_manifest ]; then
+    profile "$kind" "$n" "$ws"
+  fi
   log "$kind N=$n: destroy"
   local destroy; destroy=$(cd "$ws" && seconds "$tf" destroy -auto-approve -input=false -no-color)
   local plan; plan=$(median "${plans[@]}")
@@ -179,11 +219,12 @@ bench() {
     "$kind" "$n" "$apply" "$plan" "$(IFS=,; echo "${plans[*]}")" "$destroy" "$reqs" "$rss" >>"$results"
 }
 
-for binary in modelfleet:"$provider_bin" kubernetes:"$peer_bin"; do
+for binary in modelfleet:"$provider_bin" kubernetes:"$peer_bin" floor:"$floor_bin"; do
   printf '{"bench":"handshake","plugin":"%s","seconds":%s}\n' "${binary%%:*}" "$(handshake "${binary#*:}")" >>"$results"
 done
 for n in "${sizes[@]}"; do
   bench terraform_data "$n" none ""
+  bench floor_item "$n" floor ""
   bench modelfleet_inference "$n" modelfleet model-fleet-bench-provider
   if [ "$n" -le "$BENCH_PEER_MAX_N" ]; then bench kubernetes_manifest "$n" kubernetes model-fleet-bench-peer; fi
 done

@@ -33,19 +33,23 @@ def provider_tables(rows, handshakes):
     by = {(r["kind"], r["n"]): r for r in rows}
     sizes = sorted({r["n"] for r in rows})
     out = [
-        "| N | provider | apply s | plan s (median) | plan / floor | requests per resource per plan | plugin peak RSS MiB |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| N | provider | apply s | plan s (median) | plan / floor | plan / plugin floor | requests per resource per plan "
+        "| plugin peak RSS MiB |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for n in sizes:
-        floor = by.get(("terraform_data", n))
-        for kind in ("terraform_data", "modelfleet_inference", "kubernetes_manifest"):
+        floor, plugin_floor = by.get(("terraform_data", n)), by.get(("floor_item", n))
+        for kind in ("terraform_data", "floor_item", "modelfleet_inference", "kubernetes_manifest"):
             r = by.get((kind, n))
             if not r:
                 continue
             ratio = f"{r['plan_s'] / floor['plan_s']:.2f}x" if floor else "-"
-            reqs = f"{r['requests_per_plan'] / n:.2f}" if kind != "terraform_data" else "-"
+            plugin_ratio = f"{r['plan_s'] / plugin_floor['plan_s']:.2f}x" if plugin_floor else "-"
+            reqs = f"{r['requests_per_plan'] / n:.2f}" if kind not in ("terraform_data", "floor_item") else "-"
             rss = f"{r['plugin_peak_kib'] / 1024:.0f}" if r["plugin_peak_kib"] else "-"
-            out.append(f"| {n} | `{kind}` | {r['apply_s']:.2f} | {r['plan_s']:.2f} | {ratio} | {reqs} | {rss} |")
+            out.append(
+                f"| {n} | `{kind}` | {r['apply_s']:.2f} | {r['plan_s']:.2f} | {ratio} | {plugin_ratio} | {reqs} | {rss} |"
+            )
     out.append("")
     for h in handshakes:
         out.append(f"- start to handshake, `{h['plugin']}`: {h['seconds'] * 1000:.1f} ms (median of 20 starts)")
@@ -62,6 +66,12 @@ def provider_targets(by, sizes, handshakes):
     if ours and floor:
         r = ours["plan_s"] / floor["plan_s"]
         targets.append(f"| plan of {n} <= 1.3x `terraform_data` | {r:.2f}x | {verdict(r <= 1.3)} |")
+    plugin_floor = by.get(("floor_item", n))
+    if floor and plugin_floor:
+        r = plugin_floor["plan_s"] / floor["plan_s"]
+        targets.append(
+            f"| (reference) the plugin floor of {n}, a provider with no I/O, against `terraform_data` | {r:.2f}x | - |"
+        )
     if ours and peer:
         r = peer["plan_s"] / ours["plan_s"]
         targets.append(f"| plan of {n} >= 5x faster than `kubernetes_manifest` | {r:.2f}x faster | {verdict(r >= 5)} |")

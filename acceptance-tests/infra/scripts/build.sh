@@ -7,7 +7,8 @@
 #   the Helm CLI (the chart's tests), in $MODEL_FLEET_CACHE/bin/infra-helm-cli-<version>-<hash>/.
 # `build.sh kind` builds the kind CLI instead (only `make kind-up` needs it); `build.sh kubernetes-provider` builds
 # hashicorp/kubernetes, the peer of the provider benchmarks (only `make bench` needs it), and mirrors it as
-# hashicorp/kubernetes KUBERNETES_PROVIDER_LABEL.
+# hashicorp/kubernetes KUBERNETES_PROVIDER_LABEL; `build.sh plugin-floor` builds the benchmarks' plugin floor
+# (gomod/plugin-floor: a terraform-plugin-framework provider with no I/O).
 #
 # Idempotent: a built tool is kept under a key of its go.mod and go.sum, so a warm run takes well
 # under a second. Each build goes to a temporary folder renamed into place when complete, under a
@@ -74,6 +75,9 @@ case "${1:-}" in
       mirror "$host" kubernetes-provider hashicorp kubernetes "$KUBERNETES_PROVIDER_VERSION" "$KUBERNETES_PROVIDER_LABEL"
     done
     log "hashicorp/kubernetes $KUBERNETES_PROVIDER_LABEL (built from $KUBERNETES_PROVIDER_VERSION) in $TF_MIRROR"
+    exit 0 ;;
+  plugin-floor)
+    build plugin-floor "$(plugin_floor_version)" . terraform-provider-floor
     exit 0 ;;
 esac
 build helm "$HELM_PROVIDER_VERSION" github.com/hashicorp/terraform-provider-helm "terraform-provider-helm_${HELM_PROVIDER_VERSION}"
