@@ -9,6 +9,7 @@
 #
 # Usage: bench.sh [all|provider|operator] (default all).
 # Environment: BENCH_PROVIDER_N (default "100 500 1000"), BENCH_OPERATOR_N (default "100,300,1000,3000"),
+# BENCH_OPERATOR_REPEAT (runs of each operator N, the median run reported; default 1),
 # BENCH_INSTANCE (default bench), BENCH_RESULTS (default .local/bench-results/results-<time>.jsonl; appended to;
 # not under .local/<instance>, which the instance's stop deletes).
 set -euo pipefail
@@ -47,7 +48,7 @@ fi
 if [ "$part" != provider ]; then
   log "bench: operator (N = $operator_sizes)"
   MODEL_FLEET_INSTANCE=$instance "${CARGO_TARGET_DIR:-target}/release/bench-operator" \
-    --n "$operator_sizes" --json "$results"
+    --n "$operator_sizes" --repeat "${BENCH_OPERATOR_REPEAT:-1}" --json "$results"
 fi
 
 python3 acceptance-tests/bench/report.py "$results"

@@ -29,9 +29,38 @@ pub struct Row {
     pub operator: OperatorFigures,
     /// The floor.
     pub floor: FloorFigures,
+    /// The convergence ratio of every run of this N, ascending (one entry without `--repeat`).
+    pub ratios: Vec<f64>,
+    /// The no-op writes of every run of this N, in run order.
+    pub noop_writes: Vec<usize>,
+}
+
+/// The run with the median convergence ratio of `runs` (the lower middle one of an even count), carrying every run's
+/// ratio and no-op writes. Panics on no runs (`--repeat` is at least 1).
+pub fn median(mut runs: Vec<Row>) -> Row {
+    let noop_writes: Vec<usize> = runs.iter().flat_map(|r| r.noop_writes.clone()).collect();
+    runs.sort_by(|a, b| a.ratio().total_cmp(&b.ratio()));
+    let ratios: Vec<f64> = runs.iter().map(Row::ratio).collect();
+    let mut row = runs.swap_remove((runs.len() - 1) / 2);
+    row.ratios = ratios;
+    row.noop_writes = noop_writes;
+    row
 }
 
 impl Row {
+    /// One run of `n`.
+    pub fn new(n: usize, operator: OperatorFigures, floor: FloorFigures) -> Row {
+        let ratio = operator.seconds / floor.seconds;
+        let noop = operator.writes_noop.attempts();
+        Row {
+            n,
+            operator,
+            floor,
+            ratios: vec![ratio],
+            noop_writes: vec![noop],
+        }
+    }
+
     /// Operator seconds / floor seconds.
     pub fn ratio(&self) -> f64 {
         self.operator.seconds / self.floor.seconds
@@ -185,7 +214,15 @@ fn verdict(holds: bool) -> &'static str {
 fn ratio_and_noop(rows: &[Row]) -> String {
     let ratios: Vec<String> = rows
         .iter()
-        .map(|r| format!("{:.2} at N={}", r.ratio(), r.n))
+        .map(|r| {
+            let runs = if r.ratios.len() > 1 {
+                let each: Vec<String> = r.ratios.iter().map(|x| format!("{x:.2}")).collect();
+                format!(" (median of {}: {})", r.ratios.len(), each.join(", "))
+            } else {
+                String::new()
+            };
+            format!("{:.2} at N={}{runs}", r.ratio(), r.n)
+        })
         .collect();
     let ratio_holds = rows.iter().all(|r| r.ratio() <= TARGET_RATIO);
     let noop: Vec<String> = rows
@@ -197,10 +234,11 @@ fn ratio_and_noop(rows: &[Row]) -> String {
             } else {
                 " (not every object resynced in the window)"
             };
-            format!("{} at N={}{note}", r.operator.writes_noop.attempts(), r.n)
+            let each: Vec<String> = r.noop_writes.iter().map(usize::to_string).collect();
+            format!("{} at N={}{note}", each.join(" + "), r.n)
         })
         .collect();
-    let noop_holds = rows.iter().all(|r| r.operator.writes_noop.attempts() == 0);
+    let noop_holds = rows.iter().all(|r| r.noop_writes.iter().all(|&w| w == 0));
     format!(
         "- convergence within {TARGET_RATIO}x of the floor: {} ({})\n- 0 writes on a no-op resync at every N: {} \
          ({})\n",
@@ -291,4 +329,51 @@ pub fn render(rows: &[Row], args: &Args) -> String {
         rss_target(rows),
         linearity(rows),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(operator_seconds: f64, noop: usize) -> Row {
+        let mut operator = OperatorFigures {
+            seconds: operator_seconds,
+            ..OperatorFigures::default()
+        };
+        operator.writes_noop.total = noop;
+        let floor = FloorFigures {
+            seconds: 10.0,
+            ..FloorFigures::default()
+        };
+        Row::new(300, operator, floor)
+    }
+
+    #[test]
+    fn median_keeps_the_middle_run_and_every_ratio_and_noop_write() {
+        let row = median(vec![run(16.0, 0), run(11.0, 0), run(13.0, 2)]);
+        assert!(
+            (row.ratio() - 1.3).abs() < 1e-9,
+            "the middle run: {}",
+            row.ratio()
+        );
+        assert_eq!(row.ratios.len(), 3);
+        assert!(row.ratios.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(
+            row.noop_writes,
+            vec![0, 0, 2],
+            "a later run's no-op writes are kept"
+        );
+        let text = ratio_and_noop(std::slice::from_ref(&row));
+        assert!(text.contains("median of 3: 1.10, 1.30, 1.60"), "{text}");
+        assert!(
+            text.contains("0 writes on a no-op resync at every N: MISSED"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_even_count_keeps_the_lower_middle_run() {
+        let row = median(vec![run(14.0, 0), run(12.0, 0)]);
+        assert!((row.ratio() - 1.2).abs() < 1e-9);
+    }
 }
