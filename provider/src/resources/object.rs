@@ -30,7 +30,7 @@ use super::api_error::{self, Action};
 use super::attributes::{ID, NAME, NAMESPACE, TIMEOUTS, WAIT_FOR};
 use super::fields::{self, Field};
 use super::kind::{Kind, Source};
-use super::snapshot::Lookup;
+use super::snapshot::{self, Lookup};
 use super::{Planned, ProviderContext, Resource, managed, plan, quantity, timeouts};
 use crate::diag::{AttrPath, Diagnostics};
 use crate::schema::Schema;
@@ -154,9 +154,20 @@ impl<K: Kind> CustomResource<K> {
         state: &Value,
     ) -> Result<Option<DynamicObject>, Diagnostics> {
         let (namespace, name) = namespace_and_name(state)?;
-        let object = format!("{namespace}/{name}");
         let api = self.client_api(self.client(ctx).await?, &namespace);
-        let current = api_error::get_object(&api, &name)
+        self.get(ctx, &api, &namespace, &name).await
+    }
+
+    /// One GET of `namespace/name` through `api` (its namespace's client): [`Self::fetch`] once the names are known.
+    async fn get(
+        &self,
+        ctx: &ProviderContext,
+        api: &Api<DynamicObject>,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<DynamicObject>, Diagnostics> {
+        let object = format!("{namespace}/{name}");
+        let current = api_error::get_object(api, name)
             .await
             .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?;
         if current.is_none() {
@@ -166,7 +177,7 @@ impl<K: Kind> CustomResource<K> {
     }
 
     /// The live object of `state` for a refresh: from the snapshot of its namespace once this process lists it
-    /// ([`super::snapshot`]), else with [`Self::fetch`] (one GET; `None` when the object is gone).
+    /// ([`super::snapshot`]), else with one GET ([`Self::get`]; `None` when the object is gone).
     async fn refresh_read(
         &self,
         ctx: &ProviderContext,
@@ -176,11 +187,15 @@ impl<K: Kind> CustomResource<K> {
         let api = self.client_api(self.client(ctx).await?, &namespace);
         let key = (
             format!("{}/{}", self.api.api_version, self.api.plural),
-            namespace,
+            namespace.clone(),
         );
-        match ctx.snapshots.lookup(&api, key, &name).await {
+        match ctx
+            .snapshots
+            .lookup(key, &name, || snapshot::list(&api))
+            .await
+        {
             Lookup::Listed(object) => Ok(Some(*object)),
-            Lookup::Get => self.fetch(ctx, state).await,
+            Lookup::Get => self.get(ctx, &api, &namespace, &name).await,
         }
     }
 

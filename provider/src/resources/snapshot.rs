@@ -20,6 +20,7 @@
 //!   path's own diagnostics.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -52,7 +53,7 @@ pub const PAGE_SIZE: u32 = 500;
 pub const MAX_AGE: Duration = Duration::from_secs(30);
 
 /// One kind (`group/version/plural`) in one namespace.
-type Key = (String, String);
+pub type Key = (String, String);
 
 /// The snapshots of one provider process (kept in its [`super::ProviderContext`]).
 #[derive(Default)]
@@ -69,8 +70,8 @@ enum Entry {
     Unlistable,
 }
 
-/// A namespace's objects of one kind as one LIST returned them.
-struct Snapshot {
+/// A namespace's objects of one kind as one LIST returned them ([`list`]).
+pub struct Snapshot {
     taken: Instant,
     objects: HashMap<String, DynamicObject>,
 }
@@ -84,62 +85,46 @@ pub enum Lookup {
     Get,
 }
 
-/// What the next read of a key does (pure; [`Snapshots::lookup`] acts on it).
-#[derive(Debug, PartialEq)]
-enum Step {
-    Get,
-    List,
-}
-
-/// Counts one read of a key that has no snapshot yet: a GET for the first `list_after` reads, then the LIST.
-fn next_step(reads_so_far: u32, list_after: u32) -> Step {
-    if reads_so_far < list_after {
-        Step::Get
-    } else {
-        Step::List
-    }
-}
-
 impl Snapshots {
-    /// The object `name` from the snapshot of `api`'s kind and namespace, listing that namespace first when this read
-    /// is the one after [`LIST_AFTER`] GETs (or the snapshot is older than [`MAX_AGE`]). Never fails: anything the
-    /// snapshot cannot answer is [`Lookup::Get`].
-    pub async fn lookup(&self, api: &Api<DynamicObject>, key: Key, name: &str) -> Lookup {
+    /// The object `name` from the snapshot of `key` (a kind and a namespace), calling `list` first when this read is
+    /// the one after [`LIST_AFTER`] GETs of the key or its snapshot is older than [`MAX_AGE`]; reads that arrive while
+    /// a LIST is in flight wait for it instead of listing again. Never fails: anything the snapshot cannot answer is
+    /// [`Lookup::Get`], and a `list` that returned `None` makes every later read of the key a GET.
+    pub async fn lookup<F, Fut>(&self, key: Key, name: &str, list: F) -> Lookup
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Option<Snapshot>>,
+    {
         let cell = {
             let mut entries = self.entries.lock().expect("snapshot lock");
             let entry = entries.entry(key.clone()).or_insert(Entry::Counting(0));
             match entry {
                 Entry::Unlistable => return Lookup::Get,
-                Entry::Counting(reads) => match next_step(*reads, list_after()) {
-                    Step::Get => {
-                        *reads += 1;
-                        return Lookup::Get;
-                    }
-                    Step::List => {
-                        let cell = Arc::new(OnceCell::new());
-                        *entry = Entry::Listed(cell.clone());
-                        cell
-                    }
-                },
-                Entry::Listed(cell) => match cell.get() {
-                    Some(Some(snapshot)) if snapshot.taken.elapsed() >= MAX_AGE => {
-                        let fresh = Arc::new(OnceCell::new());
-                        *entry = Entry::Listed(fresh.clone());
-                        fresh
-                    }
-                    _ => cell.clone(),
-                },
+                Entry::Counting(reads) if *reads < list_after() => {
+                    *reads += 1;
+                    return Lookup::Get;
+                }
+                Entry::Listed(cell) if !expired(cell) => cell.clone(),
+                // The read after the GETs, or a snapshot past its age: a new LIST.
+                _ => {
+                    let cell = Arc::new(OnceCell::new());
+                    *entry = Entry::Listed(cell.clone());
+                    cell
+                }
             }
         };
-        let listed = cell.get_or_init(|| list(api)).await.clone();
+        let listed = cell
+            .get_or_init(|| async { list().await.map(Arc::new) })
+            .await;
         match listed {
-            Some(snapshot) => match snapshot.objects.get(name) {
-                Some(object) => Lookup::Listed(Box::new(object.clone())),
-                None => Lookup::Get,
-            },
+            Some(snapshot) => snapshot.objects.get(name).map_or(Lookup::Get, |object| {
+                Lookup::Listed(Box::new(object.clone()))
+            }),
             None => {
-                let mut entries = self.entries.lock().expect("snapshot lock");
-                entries.insert(key, Entry::Unlistable);
+                self.entries
+                    .lock()
+                    .expect("snapshot lock")
+                    .insert(key, Entry::Unlistable);
                 Lookup::Get
             }
         }
@@ -151,8 +136,14 @@ impl Snapshots {
     }
 }
 
-/// Lists every object of `api` in pages of [`PAGE_SIZE`]; `None` (logged) when any page fails.
-async fn list(api: &Api<DynamicObject>) -> Option<Arc<Snapshot>> {
+/// Whether the LIST of `cell` has returned a snapshot older than [`MAX_AGE`].
+fn expired(cell: &OnceCell<Option<Arc<Snapshot>>>) -> bool {
+    matches!(cell.get(), Some(Some(snapshot)) if snapshot.taken.elapsed() >= MAX_AGE)
+}
+
+/// Lists every object of `api` (one kind in one namespace) in pages of [`PAGE_SIZE`], the `list` of
+/// [`Snapshots::lookup`]; `None` (logged) when any page fails.
+pub async fn list(api: &Api<DynamicObject>) -> Option<Snapshot> {
     let taken = Instant::now();
     let mut objects = HashMap::new();
     let mut params = ListParams::default().limit(PAGE_SIZE);
@@ -175,18 +166,8 @@ async fn list(api: &Api<DynamicObject>) -> Option<Arc<Snapshot>> {
         }
     }
     tracing::debug!(objects = objects.len(), "listed for refresh");
-    Some(Arc::new(Snapshot { taken, objects }))
+    Some(Snapshot { taken, objects })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_first_reads_are_gets_then_one_list() {
-        let steps: Vec<Step> = (0..=LIST_AFTER).map(|n| next_step(n, LIST_AFTER)).collect();
-        assert!(steps[..LIST_AFTER as usize].iter().all(|s| *s == Step::Get));
-        assert_eq!(steps[LIST_AFTER as usize], Step::List);
-        assert_eq!(next_step(0, 0), Step::List, "0 lists at the first read");
-    }
-}
+mod tests;

@@ -50,15 +50,16 @@ pub fn median(mut runs: Vec<Row>) -> Row {
 impl Row {
     /// One run of `n`.
     pub fn new(n: usize, operator: OperatorFigures, floor: FloorFigures) -> Row {
-        let ratio = operator.seconds / floor.seconds;
-        let noop = operator.writes_noop.attempts();
-        Row {
+        let mut row = Row {
             n,
             operator,
             floor,
-            ratios: vec![ratio],
-            noop_writes: vec![noop],
-        }
+            ratios: Vec::new(),
+            noop_writes: Vec::new(),
+        };
+        row.ratios.push(row.ratio());
+        row.noop_writes.push(row.operator.writes_noop.attempts());
+        row
     }
 
     /// Operator seconds / floor seconds.
