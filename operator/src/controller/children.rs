@@ -30,6 +30,7 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt as _};
 
 use super::index::{Indexer, WatchIndex};
+use super::runtime::{watch_config, without_managed_fields};
 
 /// Metadata of one cached child.
 pub type ChildMeta = PartialObjectMeta<DynamicObject>;
@@ -173,9 +174,9 @@ impl ChildCaches {
             Some(namespace) => Api::namespaced_with(client, namespace, resource),
             None => Api::all_with(client, resource),
         };
-        let changes = watcher(api, watcher::Config::default().labels(label))
+        let changes = watcher(api, watch_config().labels(label))
             .default_backoff()
-            .modify(|child| child.managed_fields_mut().clear())
+            .modify(without_managed_fields)
             .reflect(writer)
             .inspect_ok(move |event| {
                 by_owner

@@ -21,7 +21,6 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::DeserializeGuard;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 
 use model_fleet_api::conditions::{self, ConditionType, DesiredCondition};
@@ -33,7 +32,7 @@ use super::context::Context;
 use super::error::{Error, Result};
 use super::events;
 use super::reconcile::{Owner, Reconcile, error_policy, reconcile, report_stream_item};
-use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
+use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready, watch_config};
 use super::status::write_draft;
 
 /// Kind label of this controller's metrics and logs.
@@ -54,18 +53,18 @@ pub fn controller() -> ControllerSpec {
 pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     let controller = Controller::new(
         ctx.watched_api::<DeserializeGuard<Dataset>>(),
-        watcher::Config::default().any_semantic(),
+        watch_config().any_semantic(),
     )
     .with_config(ctx.controller_config())
     .watches(
         ctx.watched_api::<DeserializeGuard<TrainingRun>>(),
-        watcher::Config::default(),
+        watch_config(),
         |run| datasets_of(&run),
     );
     let datasets = controller.store();
     let controller = controller.watches(
         ctx.watched_api::<PersistentVolumeClaim>(),
-        watcher::Config::default(),
+        watch_config(),
         move |claim| datasets_on_claim(&datasets, &claim),
     );
     mark_synced_when_ready(&ctx, controller.store(), KIND);

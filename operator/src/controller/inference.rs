@@ -59,7 +59,9 @@ use self::observe::observe_children;
 use self::replicas::{deployment_with_replicas, parse};
 use super::failpoint::{self, Failpoint};
 use super::reconcile::{Owner, Reconcile, error_policy, reconcile, report_stream_item};
-use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
+use super::runtime::{
+    ControllerSpec, StopSignal, mark_synced_when_ready, watch_config, without_managed_fields,
+};
 use super::status::write_draft;
 
 /// Kind label of this controller's metrics and logs.
@@ -87,18 +89,34 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
             Dependencies::NONE
         }
     };
-    // The controller's own cache of InferenceServices is filled from every change; only changes of a reconcile's
-    // inputs ([`trigger::inputs`]) start one.
+    // The controller's own cache of InferenceServices is filled from every change, without managedFields (nothing
+    // reads them, and as JSON trees they were half of the cache's memory); only changes of a reconcile's inputs
+    // ([`trigger::inputs`]) start one.
     // Every delivered version also retires the own status write it catches up with (`StatusWrites::seen`).
+    // The same events keep the route-claim index and, with the Gateway API installed, name the services sharing a
+    // claim with the one that changed: a change to one (deletion included) reconciles those (hostname conflicts),
+    // from this one watch instead of a second watch and list of every InferenceService.
     let (services, writer) = reflector::store();
     let seen = ctx.clone();
     let claims = ctx.clone();
+    let (contenders, contended) = futures::channel::mpsc::unbounded();
+    let contenders = deps.gateway_api.then_some(contenders);
+    let config = ctx.config.render.clone();
     let changes = watcher(
         ctx.watched_api::<DeserializeGuard<InferenceService>>(),
-        watcher::Config::default().any_semantic(),
+        watch_config().any_semantic(),
     )
+    .modify(without_managed_fields)
     .reflect(writer)
-    .inspect_ok(move |event| claims.route_claims.observe(event))
+    .inspect_ok(move |event| {
+        claims.route_claims.observe(event);
+        if let (Some(contenders), Some(changed)) = (&contenders, touched(event)) {
+            for service in claims.route_claims.contenders(changed, &config) {
+                // The receiver is gone only when the controller stopped.
+                let _ = contenders.unbounded_send(service);
+            }
+        }
+    })
     .applied_objects()
     .inspect_ok(move |changed| {
         if let Ok(isvc) = &changed.0 {
@@ -117,15 +135,9 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
             ctx.wake_grants.attach(controller.store());
             tokio::spawn(wake::sweep_until_stopped(ctx.clone(), stop.clone()));
         }
-        // Hostname conflicts: a change to one service (deletion included) reconciles the services sharing a claim.
         ctx.route_claims
             .attach(controller.store(), &ctx.config.render);
-        let (claims, config) = (ctx.clone(), ctx.config.render.clone());
-        controller = controller.watches(
-            ctx.watched_api::<DeserializeGuard<InferenceService>>(),
-            watcher::Config::default(),
-            move |changed| claims.route_claims.contenders(&changed, &config),
-        );
+        controller = controller.reconcile_on(contended);
     }
     mark_synced_when_ready(&ctx, controller.store(), KIND);
     controller
@@ -137,6 +149,17 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
         )
         .for_each(|item| report_stream_item(KIND, item))
         .await;
+}
+
+/// The object of a watch event that created, changed or deleted one (kube's `touched_objects`): `None` for the
+/// markers of a (re)list.
+fn touched<K>(event: &watcher::Event<K>) -> Option<&K> {
+    match event {
+        watcher::Event::Apply(object)
+        | watcher::Event::InitApply(object)
+        | watcher::Event::Delete(object) => Some(object),
+        watcher::Event::Init | watcher::Event::InitDone => None,
+    }
 }
 
 impl Reconcile for InferenceService {
@@ -415,5 +438,23 @@ async fn report_error(ctx: &Context, isvc: &InferenceService, error: &Error) {
     };
     if let Err(write_error) = write(ctx, isvc, &owner, draft, &[]).await {
         tracing::debug!(error = %write_error, "could not record the reconcile error in the status");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn touched_names_created_changed_and_deleted_objects_only() {
+        let object = || "o".to_owned();
+        assert_eq!(touched(&watcher::Event::Apply(object())), Some(&object()));
+        assert_eq!(
+            touched(&watcher::Event::InitApply(object())),
+            Some(&object())
+        );
+        assert_eq!(touched(&watcher::Event::Delete(object())), Some(&object()));
+        assert_eq!(touched::<String>(&watcher::Event::Init), None);
+        assert_eq!(touched::<String>(&watcher::Event::InitDone), None);
     }
 }

@@ -24,7 +24,6 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::{ApiResource, DeserializeGuard};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use model_fleet_api::conditions::{self, ConditionType};
 use model_fleet_api::names::label_value;
@@ -41,7 +40,7 @@ use super::context::Context;
 use super::error::{Error, Result};
 use super::events;
 use super::reconcile::{Owner, Reconcile, error_policy, reconcile, report_stream_item};
-use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready};
+use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready, watch_config};
 use super::status::write_draft;
 
 /// Kind label of this controller's metrics and logs.
@@ -67,7 +66,7 @@ pub fn controller() -> ControllerSpec {
 pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     let mut controller = Controller::new(
         ctx.watched_api::<DeserializeGuard<TrainingRun>>(),
-        watcher::Config::default().any_semantic(),
+        watch_config().any_semantic(),
     )
     .with_config(ctx.controller_config());
     for resource in child_kinds() {
@@ -77,7 +76,7 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     let runs = controller.store();
     let controller = controller.watches(
         ctx.watched_api::<DeserializeGuard<Dataset>>(),
-        watcher::Config::default(),
+        watch_config(),
         move |dataset| runs_referencing(&runs, &dataset),
     );
     mark_synced_when_ready(&ctx, controller.store(), KIND);
