@@ -84,10 +84,17 @@ impl Row {
             / 1024.0
     }
 
-    /// Peak RSS (VmHWM) of either operator process: the converging one and the one started again (MiB).
+    /// Peak RSS (VmHWM) of either operator process: the converging one and the one started again (MiB). A memory
+    /// limit applies to the peak, so the RSS target is judged on it.
     pub fn peak_mib(&self) -> f64 {
         let op = &self.operator;
         op.converged.hwm.max(op.after_latency.hwm) as f64 / MIB
+    }
+
+    /// Peak RSS (VmHWM) of the operator started again over N converged objects, through the no-op window (its
+    /// watches' initial lists and the start-up reconcile of every object), MiB.
+    pub fn restart_peak_mib(&self) -> f64 {
+        self.operator.after_resync.hwm as f64 / MIB
     }
 
     /// Operator CPU seconds from the first create to convergence.
@@ -112,6 +119,8 @@ impl Row {
             "writes_per_object_create": self.writes_per_object(),
             "writes_noop": self.operator.writes_noop.attempts(),
             "rss_mib": self.rss_mib(),
+            "peak_mib": self.peak_mib(),
+            "restart_peak_mib": self.restart_peak_mib(),
             "per_object_kib": self.per_object_kib(),
             "cpu_seconds": self.cpu_seconds(),
             "seconds_per_object": self.operator.seconds / self.n as f64,
@@ -250,16 +259,19 @@ fn ratio_and_noop(rows: &[Row]) -> String {
     )
 }
 
-/// RSS at 1000 services: measured when N=1000 ran, else extrapolated (idle + per-object bytes x 1000).
+/// RSS at 1000 services: measured when N=1000 ran (judged on the peak, which a memory limit meets first), else
+/// extrapolated (idle + per-object bytes x 1000).
 fn rss_target(rows: &[Row]) -> String {
     let head =
         format!("- RSS <= {TARGET_RSS_MIB} MiB at {TARGET_RSS_N} services with their children:");
     if let Some(row) = rows.iter().find(|r| r.n == TARGET_RSS_N) {
-        let rss = row.rss_mib();
         let peak = row.peak_mib();
         return format!(
-            "{head} {} ({rss:.1} MiB at convergence, peak {peak:.1} MiB)\n",
-            verdict(rss <= TARGET_RSS_MIB)
+            "{head} {} (peak {peak:.1} MiB; started again over {TARGET_RSS_N} converged services {:.1} MiB; \
+             {:.1} MiB at convergence)\n",
+            verdict(peak <= TARGET_RSS_MIB),
+            row.restart_peak_mib(),
+            row.rss_mib(),
         );
     }
     let Some(row) = rows.iter().max_by_key(|r| r.n) else {
@@ -376,5 +388,22 @@ mod tests {
     fn an_even_count_keeps_the_lower_middle_run() {
         let row = median(vec![run(14.0, 0), run(12.0, 0)]);
         assert!((row.ratio() - 1.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_rss_target_is_judged_on_the_peak_of_either_process() {
+        let row = |converged_hwm: u64, restarted_hwm: u64| {
+            let mib = MIB as u64;
+            let mut operator = OperatorFigures::default();
+            operator.converged.rss = 50 * mib;
+            operator.converged.hwm = converged_hwm * mib;
+            operator.after_resync.hwm = restarted_hwm * mib;
+            operator.after_latency.hwm = restarted_hwm * mib;
+            Row::new(TARGET_RSS_N, operator, FloorFigures::default())
+        };
+        let text = rss_target(&[row(60, 70)]);
+        assert!(text.contains(": MISSED (peak 70.0 MiB; started again over 1000 converged services 70.0 MiB; 50.0 MiB at convergence)"), "{text}");
+        let text = rss_target(&[row(62, 47)]);
+        assert!(text.contains(": holds (peak 62.0 MiB;"), "{text}");
     }
 }
