@@ -103,6 +103,7 @@ OPERATOR_COLUMNS = [
     ("writes_per_object_create", "writes per object (create)"),
     ("writes_noop", "writes (no-op resync)"),
     ("rss_mib", "RSS MiB"),
+    ("peak_mib", "peak RSS MiB"),
     ("per_object_kib", "KiB per object"),
     ("cpu_seconds", "CPU s"),
     ("latency_p50_ms", "change p50 ms"),
@@ -110,21 +111,44 @@ OPERATOR_COLUMNS = [
 ]
 
 
+def median_runs(rows):
+    """One row per N: the run with the median convergence ratio (the lower middle of an even count), as
+    bench-operator's own report keeps it, with every run's ratio under "ratios" and the worst no-op writes."""
+    by_n = defaultdict(list)
+    for r in rows:
+        by_n[r["n"]].append(r)
+    kept = []
+    for n in sorted(by_n):
+        runs = sorted(by_n[n], key=lambda r: r.get("ratio") or 0.0)
+        row = dict(runs[(len(runs) - 1) // 2])
+        row["ratios"] = [r.get("ratio") for r in runs]
+        row["writes_noop"] = max(r["writes_noop"] for r in runs)
+        kept.append(row)
+    return kept
+
+
 def operator_tables(rows):
-    """The operator table (one row per N) and the operator targets, from bench-operator's lines."""
-    rows = sorted(rows, key=lambda r: r["n"])
+    """The operator table (one row per N, the median of repeated runs) and the operator targets, from
+    bench-operator's lines."""
+    rows = median_runs(rows)
     out = ["| " + " | ".join(t for _, t in OPERATOR_COLUMNS) + " |", "|" + " --- |" * len(OPERATOR_COLUMNS)]
     for r in rows:
         out.append("| " + " | ".join(fmt(r.get(k)) for k, _ in OPERATOR_COLUMNS) + " |")
     out += ["", "| target | measured | verdict |", "| --- | --- | --- |"]
     for r in rows:
         if r.get("ratio") is not None:
-            out.append(f"| N={r['n']}: convergence within 1.3x of the floor | {r['ratio']:.2f}x | {verdict(r['ratio'] <= 1.3)} |")
-        out.append(f"| N={r['n']}: 0 writes on a no-op resync | {r['writes_noop']} | {verdict(r['writes_noop'] == 0)} |")
+            runs = ", ".join(f"{x:.2f}" for x in r["ratios"] if x is not None)
+            measured = f"{r['ratio']:.2f}x" + (f" (median of {len(r['ratios'])}: {runs})" if len(r["ratios"]) > 1 else "")
+            out.append(f"| N={r['n']}: convergence within 1.3x of the floor | {measured} | {verdict(r['ratio'] <= 1.3)} |")
+        out.append(f"| N={r['n']}: 0 writes on a no-op resync (worst run) | {r['writes_noop']} | {verdict(r['writes_noop'] == 0)} |")
     at_1000 = [r for r in rows if r["n"] == 1000]
     if at_1000:
-        rss = at_1000[0]["rss_mib"]
-        out.append(f"| RSS <= 64 MiB at 1000 services | {rss:.0f} MiB | {verdict(rss <= 64)} |")
+        # Judged on the peak of either operator process (a memory limit meets the peak first); lines written
+        # before bench-operator recorded it have only the RSS at convergence.
+        row = at_1000[0]
+        peak = row.get("peak_mib", row["rss_mib"])
+        label = "peak" if "peak_mib" in row else "at convergence"
+        out.append(f"| RSS <= 64 MiB at 1000 services | {peak:.0f} MiB ({label}) | {verdict(peak <= 64)} |")
     if len(rows) >= 2:
         first, last = rows[0]["seconds_per_object"], rows[-1]["seconds_per_object"]
         out.append(
