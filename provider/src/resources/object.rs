@@ -153,9 +153,22 @@ impl<K: Kind> CustomResource<K> {
         ctx: &ProviderContext,
         state: &Value,
     ) -> Result<Option<DynamicObject>, Diagnostics> {
+        let (api, namespace, name) = self.api_of(ctx, state).await?;
+        self.get(ctx, &api, &namespace, &name).await
+    }
+
+    /// The namespace's client, the namespace and the name of the object `state` names.
+    ///
+    /// # Errors
+    /// `state` lacks a namespace or name, or no client could be built (the diagnostic says which).
+    async fn api_of(
+        &self,
+        ctx: &ProviderContext,
+        state: &Value,
+    ) -> Result<(Api<DynamicObject>, String, String), Diagnostics> {
         let (namespace, name) = namespace_and_name(state)?;
         let api = self.client_api(self.client(ctx).await?, &namespace);
-        self.get(ctx, &api, &namespace, &name).await
+        Ok((api, namespace, name))
     }
 
     /// One GET of `namespace/name` through `api` (its namespace's client): [`Self::fetch`] once the names are known.
@@ -183,8 +196,7 @@ impl<K: Kind> CustomResource<K> {
         ctx: &ProviderContext,
         state: &Value,
     ) -> Result<Option<DynamicObject>, Diagnostics> {
-        let (namespace, name) = namespace_and_name(state)?;
-        let api = self.client_api(self.client(ctx).await?, &namespace);
+        let (api, namespace, name) = self.api_of(ctx, state).await?;
         let key = (
             format!("{}/{}", self.api.api_version, self.api.plural),
             namespace.clone(),

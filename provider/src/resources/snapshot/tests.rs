@@ -37,6 +37,13 @@ async fn counted(calls: &AtomicUsize, result: Option<Snapshot>) -> Option<Snapsh
     result
 }
 
+/// The [`LIST_AFTER`] reads of `key()` that are GETs, so the next read lists.
+async fn reach_the_threshold(snapshots: &Snapshots, calls: &AtomicUsize) {
+    for _ in 0..LIST_AFTER {
+        snapshots.lookup(key(), "a", || counted(calls, None)).await;
+    }
+}
+
 fn is_listed(lookup: &Lookup, name: &str) -> bool {
     matches!(lookup, Lookup::Listed(o) if o.metadata.name.as_deref() == Some(name))
 }
@@ -92,9 +99,7 @@ async fn the_first_reads_are_gets_then_one_list_serves_the_rest() {
 async fn reads_arriving_during_a_list_wait_for_it() {
     let snapshots = Snapshots::default();
     let calls = AtomicUsize::new(0);
-    for _ in 0..LIST_AFTER {
-        snapshots.lookup(key(), "a", || counted(&calls, None)).await;
-    }
+    reach_the_threshold(&snapshots, &calls).await;
     let reads = (0..5).map(|_| {
         snapshots.lookup(key(), "a", || {
             counted(&calls, Some(snapshot(&["a"], Duration::ZERO)))
@@ -121,9 +126,7 @@ async fn an_old_snapshot_is_taken_again() {
     let snapshots = Snapshots::default();
     let calls = AtomicUsize::new(0);
     let old = MAX_AGE + Duration::from_secs(1);
-    for _ in 0..LIST_AFTER {
-        snapshots.lookup(key(), "a", || counted(&calls, None)).await;
-    }
+    reach_the_threshold(&snapshots, &calls).await;
     let first = snapshots
         .lookup(key(), "a", || counted(&calls, Some(snapshot(&["a"], old))))
         .await;
