@@ -9,24 +9,34 @@
 //! (c) a write from the current read lands, and the object it returned stands in for the version it replaced
 //!     (`controller::written::StatusWrites`) until a cache shows the write.
 //!
+//! A TrainingRun's Job, whose creation starts pods, is held to it as well: the reconcile creates it only after a fresh
+//! read confirms the run is the one it read (`Owner::confirm_current`). The CI stall drill once counted a Job created
+//! twice: a reconcile from the cache, outdated after the stall, created a Job for a run deleted meanwhile (its Job
+//! already collected); the garbage collector removed it again.
+//!
 //! Issue 17's create-only apply (`controller::apply`, `Live::Unseen`: a child the cache does not hold is created
 //! without a read first) is held to the same rule: it creates a missing child with the same `Apply` ownership as
 //! every later apply, and never changes an object that exists (its own: `Unseen`, a conflict; someone else's:
 //! `Foreign`).
 
+use std::sync::Arc;
+
 use acceptance_tests::Cluster;
 use acceptance_tests::inference::echo_spec;
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::core::DeserializeGuard;
 use kube::{Api, Resource as _};
 use model_fleet_api::render::FIELD_MANAGER;
-use model_fleet_api::{InferenceService, InferenceServiceStatus};
-use model_fleet_operator::controller::Error;
+use model_fleet_api::{InferenceService, InferenceServiceStatus, TrainingRun};
 use model_fleet_operator::controller::apply::{self, Child, Live};
 use model_fleet_operator::controller::children::ChildCaches;
-use model_fleet_operator::controller::reconcile::Owner;
+use model_fleet_operator::controller::reconcile::{Owner, reconcile};
 use model_fleet_operator::controller::status::write_status;
 use model_fleet_operator::controller::written::StatusWrites;
+use model_fleet_operator::controller::{Context, Error, OperatorConfig};
+use model_fleet_operator::telemetry::{Health, Metrics};
 use serde_json::json;
 
 fn status(observed_generation: i64) -> InferenceServiceStatus {
@@ -187,5 +197,105 @@ async fn a_create_only_apply_creates_what_is_missing_and_never_changes_what_exis
     apply::apply(&client, &caches, &changed, Live::Read(live)).await?;
     let data = config_maps.get("child").await?.data.unwrap_or_default();
     assert_eq!(data, [("a".to_owned(), "changed".to_owned())].into());
+    Ok(())
+}
+
+async fn create_run(api: &Api<TrainingRun>, name: &str) -> anyhow::Result<TrainingRun> {
+    let object: TrainingRun = serde_json::from_value(json!({
+        "apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun", "metadata": {"name": name},
+        "spec": {"container": {"image": "modelfleet.local/sim:never"}},
+    }))?;
+    Ok(api.create(&PostParams::default(), &object).await?)
+}
+
+/// The operator's TrainingRun reconcile (the frame and the pipeline) of `run` as a cache would hand it over.
+async fn reconcile_read(ctx: &Arc<Context>, run: &TrainingRun) -> Result<(), Error> {
+    reconcile(Arc::new(DeserializeGuard(Ok(run.clone()))), ctx.clone())
+        .await
+        .map(drop)
+}
+
+#[tokio::test]
+async fn a_job_is_created_only_from_a_current_read_of_its_run() -> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    cluster.install_model_fleet_crds()?;
+    let ns = cluster.namespace("job-current-read").await?;
+    let client = cluster.client().await?;
+    let runs: Api<TrainingRun> = Api::namespaced(client.clone(), ns.name());
+    let jobs: Api<Job> = Api::namespaced(client.clone(), ns.name());
+    let config = OperatorConfig {
+        watch_namespace: Some(ns.name().to_owned()),
+        ..OperatorConfig::default()
+    };
+    let ctx = Arc::new(Context::new(
+        client.clone(),
+        Metrics::new(),
+        Arc::new(Health::new(1)),
+        config,
+    ));
+    let mark = cluster.audit_log().mark()?;
+    let outdated = |error: Error, case: &str| {
+        assert!(
+            matches!(error, Error::Outdated { .. }) && error.is_conflict(),
+            "{case}: {error}"
+        );
+    };
+
+    // (a) Read, then deleted: the read creates no Job for the deleted run.
+    let first = create_run(&runs, "ft").await?;
+    runs.delete("ft", &DeleteParams::background()).await?;
+    let error = reconcile_read(&ctx, &first).await.expect_err("deleted");
+    outdated(error, "a read of a deleted run");
+
+    // (b) Re-created under its name: the first incarnation's read still creates nothing.
+    let second = create_run(&runs, "ft").await?;
+    let error = reconcile_read(&ctx, &first).await.expect_err("re-created");
+    outdated(error, "a read of the run's previous incarnation");
+
+    // (c) A new generation (suspended since): the generation-1 read creates nothing.
+    let suspended = runs
+        .patch(
+            "ft",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"intent": "suspended"}})),
+        )
+        .await?;
+    assert_eq!(suspended.metadata.generation, Some(2));
+    let error = reconcile_read(&ctx, &second)
+        .await
+        .expect_err("new generation");
+    outdated(error, "a read of an older generation");
+    let job_writes: Vec<String> = mark
+        .writes()?
+        .into_iter()
+        .filter(|e| {
+            e.object_ref
+                .as_ref()
+                .is_some_and(|o| o["resource"] == "jobs" && o["namespace"] == ns.name())
+        })
+        .map(|e| format!("{} {}", e.verb, e.request_u_r_i))
+        .collect();
+    assert_eq!(
+        job_writes,
+        Vec::<String>::new(),
+        "no Job write from an outdated read"
+    );
+
+    // (d) The current read creates the Job: owned by the live incarnation, suspended as its current spec says.
+    reconcile_read(&ctx, &suspended).await?;
+    let created = jobs.list(&ListParams::default()).await?.items;
+    assert_eq!(created.len(), 1, "{created:?}");
+    let owners: Vec<_> = created[0]
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .map(|o| o.uid.clone())
+        .collect();
+    assert_eq!(
+        owners,
+        vec![suspended.metadata.uid.clone().unwrap_or_default()]
+    );
+    assert_eq!(created[0].spec.as_ref().and_then(|s| s.suspend), Some(true));
     Ok(())
 }

@@ -106,6 +106,17 @@ pub enum Error {
         /// `Kind/name` of the child.
         child: String,
     },
+    /// apply: `object` was deleted, re-created under its name or given a new generation since the reconcile read it
+    /// from the cache, found by a fresh read right before a child is created
+    /// ([`Owner::confirm_current`](super::reconcile::Owner::confirm_current)). Nothing is created from the outdated
+    /// read; retried on fresh data like a status conflict.
+    #[error(
+        "{object} was deleted or changed since it was read: nothing is created from the outdated read"
+    )]
+    Outdated {
+        /// `Kind/namespace/name` of the object.
+        object: String,
+    },
     /// prune: deleting (or listing for deletion) `child` failed.
     #[error("prune {child}: {source}")]
     Prune {
@@ -165,7 +176,10 @@ impl Error {
             Error::Fetch { .. } => Step::Fetch,
             Error::Validate(_) => Step::Validate,
             Error::Render(_) => Step::Render,
-            Error::Apply { .. } | Error::Foreign(_) | Error::Unseen { .. } => Step::Apply,
+            Error::Apply { .. }
+            | Error::Foreign(_)
+            | Error::Unseen { .. }
+            | Error::Outdated { .. } => Step::Apply,
             Error::Prune { .. } => Step::Prune,
             Error::Status { .. } => Step::Status,
         }
@@ -185,7 +199,7 @@ impl Error {
             Error::Validate(Invalid::Schema(_)) => "invalid_object",
             Error::Render(_) => "invalid_spec",
             Error::Foreign(_) => "foreign_object",
-            Error::Unseen { .. } => "kube_conflict",
+            Error::Unseen { .. } | Error::Outdated { .. } => "kube_conflict",
         }
     }
 
@@ -210,11 +224,12 @@ impl Error {
     }
 
     /// Whether the reconcile worked from an outdated read: a status write refused with 409 Conflict (the object
-    /// changed since it was read: the write's `resourceVersion` precondition failed), or [`Error::Unseen`]. Retried
+    /// changed since it was read: the write's `resourceVersion` precondition failed), [`Error::Unseen`] or
+    /// [`Error::Outdated`]. Retried
     /// soon on fresh data, neither reported in the status nor backed off from. (A 409 on a plain child apply is
     /// another field manager's conflict: a real failure; applies are forced, so it does not happen today.)
     pub fn is_conflict(&self) -> bool {
-        matches!(self, Error::Unseen { .. })
+        matches!(self, Error::Unseen { .. } | Error::Outdated { .. })
             || (matches!(self, Error::Status { .. }) && self.api_code() == Some(409))
     }
 
@@ -226,9 +241,11 @@ impl Error {
                 Cause::Kube(e) => Some(e),
                 Cause::Serialization(_) => None,
             },
-            Error::Validate(_) | Error::Render(_) | Error::Foreign(_) | Error::Unseen { .. } => {
-                None
-            }
+            Error::Validate(_)
+            | Error::Render(_)
+            | Error::Foreign(_)
+            | Error::Unseen { .. }
+            | Error::Outdated { .. } => None,
         };
         match kube {
             Some(kube::Error::Api(status)) => Some(status.code),
@@ -332,6 +349,14 @@ mod tests {
         assert!(unseen.is_conflict() && !unseen.is_wait());
         assert_eq!(
             (unseen.step(), unseen.metric_label()),
+            (Step::Apply, "kube_conflict")
+        );
+        let outdated = Error::Outdated {
+            object: "TrainingRun/ml/ft".into(),
+        };
+        assert!(outdated.is_conflict() && !outdated.is_wait() && !outdated.is_not_found());
+        assert_eq!(
+            (outdated.step(), outdated.metric_label()),
             (Step::Apply, "kube_conflict")
         );
         assert!(!Error::Render(RenderError::NoGateway).is_not_found());

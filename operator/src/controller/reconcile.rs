@@ -9,9 +9,11 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::sync::Arc;
 
-use kube::Resource;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::DeserializeGuard;
 use kube::runtime::controller::{Action, Error as ControllerError};
+use kube::{Api, Resource};
+use serde::de::DeserializeOwned;
 
 use super::context::Context;
 use super::error::{Error, Invalid, Result};
@@ -54,6 +56,40 @@ impl Owner {
             generation: meta.generation,
             resource_version: meta.resource_version.clone(),
         })
+    }
+
+    /// Whether `live` (the object's metadata as the API server has it now) is the object this reconcile read: the
+    /// same incarnation (`metadata.uid`), not being deleted, at the same `metadata.generation` (a status write does
+    /// not change it, so the operator's own writes never make a read outdated).
+    pub fn is_current(&self, live: &ObjectMeta) -> bool {
+        live.uid.as_deref() == Some(self.uid.as_str())
+            && live.deletion_timestamp.is_none()
+            && live.generation == self.generation
+    }
+
+    /// Confirms, with a fresh metadata-only read from the API server, that the object this reconcile read from the
+    /// cache is still current ([`Owner::is_current`]). A step calls it right before creating a child whose creation
+    /// has effects of its own (a Job starts pods): the API server never checks that an ownerReference names a live
+    /// object, so a reconcile from an outdated cache (after a stalled watch, or when a child's deletion arrives
+    /// before its owner's) would otherwise create a child for a deleted object, which the garbage collector then
+    /// removes. What is left is the create request's own transit time.
+    ///
+    /// # Errors
+    /// [`Error::Outdated`] when the object is gone or changed (an outdated read: [`Error::is_conflict`], retried on
+    /// fresh data); [`Error::Fetch`] when the read fails.
+    pub async fn confirm_current<K>(&self, api: &Api<K>) -> Result<()>
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    {
+        let object = format!("{}/{}/{}", K::kind(&()), self.namespace, self.name);
+        let live = api
+            .get_metadata_opt(&self.name)
+            .await
+            .map_err(|e| Error::fetch(object.clone(), e))?;
+        match live {
+            Some(live) if self.is_current(&live.metadata) => Ok(()),
+            _ => Err(Error::Outdated { object }),
+        }
     }
 }
 
@@ -149,5 +185,43 @@ pub async fn report_stream_item<E, Q>(
             tracing::warn!(kind, error = %error, "watch of {kind} or its children failed; retrying with backoff");
         }
         Err(error) => tracing::warn!(kind, error = %error, "controller stream error"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    fn meta(uid: &str, generation: i64) -> ObjectMeta {
+        ObjectMeta {
+            name: Some("ft".into()),
+            namespace: Some("ml".into()),
+            uid: Some(uid.into()),
+            generation: Some(generation),
+            resource_version: Some("7".into()),
+            ..ObjectMeta::default()
+        }
+    }
+
+    #[test]
+    fn a_read_is_current_only_for_the_same_live_incarnation_and_generation() {
+        let owner = Owner {
+            name: "ft".into(),
+            namespace: "ml".into(),
+            uid: "u1".into(),
+            generation: Some(2),
+            resource_version: Some("5".into()),
+        };
+        // A newer resourceVersion of the same generation (a status write) keeps the read current.
+        assert!(owner.is_current(&meta("u1", 2)));
+        // Re-created under the name, a new generation, or being deleted: outdated.
+        assert!(!owner.is_current(&meta("u2", 2)));
+        assert!(!owner.is_current(&meta("u1", 3)));
+        let deleting = ObjectMeta {
+            deletion_timestamp: Some(Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH)),
+            ..meta("u1", 2)
+        };
+        assert!(!owner.is_current(&deleting));
     }
 }

@@ -4,9 +4,10 @@
 //! - fetch: the run's Job (a fresh GET, not the cache) and the Datasets of its namespace;
 //! - render ([`model_fleet_api::render::render_training`], pure): the Job, the headless Service of Indexed runs, the dataset
 //!   checks (`DatasetsReady`; a refusal creates no Job);
-//! - apply: the Job is **created once** and never applied again with its full template (a Job template is immutable,
-//!   and a changed built-in default must never touch an existing Job, case O-05). Afterwards only `spec.suspend` is
-//!   toggled, through its own field manager [`SUSPEND_FIELD_MANAGER`] (`intent: suspended`, `cancel`). A Job the TTL
+//! - apply: the Job is **created once**, after a fresh read confirms the run is still the one read from the cache
+//!   (`Owner::confirm_current`: a Job starts pods, so none is created for a deleted or re-created run), and never
+//!   applied again with its full template (a Job template is immutable, and a changed built-in default must never
+//!   touch an existing Job, case O-05). Afterwards only `spec.suspend` is toggled, through its own field manager [`SUSPEND_FIELD_MANAGER`] (`intent: suspended`, `cancel`). A Job the TTL
 //!   controller removed after the run finished is never created again (`status::training::may_create_job`);
 //! - prune: owned Jobs and Services that are not rendered (selected by owner UID);
 //! - status: `phase` derived from the live Job every time (`model_fleet_api::status::training`), counts, times,
@@ -140,7 +141,7 @@ async fn pipeline(run: &TrainingRun, ctx: &Context) -> Result<Action> {
         }
         (None, Ok(children)) if may_create => {
             sync_service(ctx, run, children).await?;
-            Some(create_job(ctx, run, children).await?)
+            Some(create_job(ctx, run, &owner, children).await?)
         }
         (None, _) => None,
     };
@@ -224,9 +225,21 @@ async fn sync_service(ctx: &Context, run: &TrainingRun, children: &TrainingChild
 }
 
 /// apply: creates the Job (server-side apply by [`render::FIELD_MANAGER`]) as rendered with this process's built-in
-/// defaults. Called only when no Job exists; the template is never applied again.
-async fn create_job(ctx: &Context, run: &TrainingRun, children: &TrainingChildren) -> Result<Job> {
+/// defaults. Called only when no Job exists; the template is never applied again. The run is first confirmed current
+/// by a fresh read ([`Owner::confirm_current`]): a Job starts pods, so a reconcile from an outdated cache must not
+/// create one for a run that was deleted (its Job already collected) or re-created meanwhile.
+///
+/// # Errors
+/// [`Error::Outdated`] (retried on fresh data), and those of [`apply::apply`].
+async fn create_job(
+    ctx: &Context,
+    run: &TrainingRun,
+    owner: &Owner,
+    children: &TrainingChildren,
+) -> Result<Job> {
     let child = Child::typed(&children.job)?;
+    let runs: Api<TrainingRun> = Api::namespaced(ctx.client.clone(), &owner.namespace);
+    owner.confirm_current(&runs).await?;
     // Created by a create-only apply, with no read first: a Job of this name that the fetch did not select (another
     // owner's, or a deleted run's still terminating) is refused, never adopted.
     let (_, object) = apply::apply(&ctx.client, &ctx.children, &child, Live::Unseen).await?;
