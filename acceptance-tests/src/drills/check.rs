@@ -15,7 +15,7 @@ use kube::api::ListParams;
 use serde_json::Value;
 
 use super::burst::{Fleet, KINDS, image};
-use crate::audit::AuditMark;
+use crate::audit::{AuditEvent, AuditMark};
 use crate::modelfleet;
 
 /// What one look at the namespace found.
@@ -199,15 +199,16 @@ pub async fn converge(
 }
 
 /// TrainingRun names whose Jobs were created (a `create`, or an apply answered 201) more often than the name had
-/// incarnations, since `mark`: a run whose Job was created twice. For each such name the audit trail of its Job and
-/// run (every write: time, verb, user, answer) is printed to stderr, the evidence a failing drill leaves.
+/// incarnations, since `mark`: a run whose Job was created twice. One entry per such name: the counts and the audit
+/// trail of its Job and run (every write: time, verb, user, answer), the evidence a failing drill leaves in its panic
+/// message (and on stderr, one write per line).
 ///
 /// Errors: the audit log could not be read.
 pub fn jobs_created_twice(
     mark: &AuditMark,
     namespace: &str,
     fleet: &Fleet,
-) -> anyhow::Result<usize> {
+) -> anyhow::Result<Vec<String>> {
     let mut creates: BTreeMap<String, usize> = BTreeMap::new();
     let writes = mark.writes()?;
     for event in &writes {
@@ -230,43 +231,53 @@ pub fn jobs_created_twice(
             *creates.entry(name).or_default() += 1;
         }
     }
-    let twice: Vec<&String> = creates
-        .iter()
-        .filter(|(name, n)| **n > fleet.run_incarnations.get(*name).copied().unwrap_or(0))
-        .map(|(name, _)| name)
-        .collect();
-    for name in &twice {
-        eprintln!(
-            "DRILL evidence: Job {namespace}/{name} created {} times for {} incarnation(s); writes on it and its run:",
-            creates[*name],
-            fleet.run_incarnations.get(*name).copied().unwrap_or(0)
-        );
-        for event in writes.iter().filter(|e| {
-            e.object_ref.as_ref().is_some_and(|o| {
-                o["namespace"] == namespace
-                    && o["name"] == name.as_str()
-                    && (o["resource"] == "jobs" || o["resource"] == "trainingruns")
-            })
-        }) {
-            let object = event.object_ref.as_ref().expect("filtered on it");
-            eprintln!(
-                "  {} {} {}{} by {} -> {}",
-                event.stage_timestamp.as_deref().unwrap_or("?"),
-                event.verb,
-                object["resource"].as_str().unwrap_or_default(),
-                object["subresource"]
-                    .as_str()
-                    .map(|s| format!("/{s}"))
-                    .unwrap_or_default(),
-                event.effective_user(),
-                event
-                    .response_status
-                    .as_ref()
-                    .map_or("?".to_owned(), |s| s["code"].to_string())
-            );
+    let mut evidence = Vec::new();
+    for (name, created) in &creates {
+        let incarnations = fleet.run_incarnations.get(name).copied().unwrap_or(0);
+        if *created <= incarnations {
+            continue;
         }
+        let trail: Vec<String> = writes
+            .iter()
+            .filter(|e| {
+                e.object_ref.as_ref().is_some_and(|o| {
+                    o["namespace"] == namespace
+                        && o["name"] == name.as_str()
+                        && (o["resource"] == "jobs" || o["resource"] == "trainingruns")
+                })
+            })
+            .map(trail_line)
+            .collect();
+        let head = format!(
+            "Job {namespace}/{name} created {created} times for {incarnations} incarnation(s)"
+        );
+        eprintln!("DRILL evidence: {head}; writes on it and its run:");
+        for line in &trail {
+            eprintln!("  {line}");
+        }
+        evidence.push(format!("{head}: {}", trail.join("; ")));
     }
-    Ok(twice.len())
+    Ok(evidence)
+}
+
+/// One audit entry as `time verb resource[/subresource] by user -> code`.
+fn trail_line(event: &AuditEvent) -> String {
+    let object = event.object_ref.as_ref().expect("filtered on it");
+    format!(
+        "{} {} {}{} by {} -> {}",
+        event.stage_timestamp.as_deref().unwrap_or("?"),
+        event.verb,
+        object["resource"].as_str().unwrap_or_default(),
+        object["subresource"]
+            .as_str()
+            .map(|s| format!("/{s}"))
+            .unwrap_or_default(),
+        event.effective_user(),
+        event
+            .response_status
+            .as_ref()
+            .map_or("?".to_owned(), |s| s["code"].to_string())
+    )
 }
 
 /// A background sampler of status regressions: every second it lists the three kinds and counts an object whose

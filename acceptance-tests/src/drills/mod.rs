@@ -83,8 +83,9 @@ pub struct Figures {
     pub regressions: usize,
     /// What each regression was (kind/name: from -> to), shown when the drill fails.
     pub regression_details: Vec<String>,
-    /// Runs whose Job was created more than once (audit log).
-    pub jobs_twice: usize,
+    /// Runs whose Job was created more often than the run had incarnations (audit log): per run, the counts and the
+    /// audit trail of its Job and run ([`check::jobs_created_twice`]), shown when the drill fails.
+    pub jobs_twice: Vec<String>,
 }
 
 impl Figures {
@@ -98,7 +99,7 @@ impl Figures {
             self.duplicates,
             self.orphans,
             self.regressions,
-            self.jobs_twice
+            self.jobs_twice.len()
         );
     }
 
@@ -112,7 +113,7 @@ impl Figures {
             self.duplicates,
             self.orphans,
             self.regressions,
-            self.jobs_twice,
+            self.jobs_twice.len(),
         ];
         assert_eq!(counts, [0; 5], "{name}: {self:?}");
     }
