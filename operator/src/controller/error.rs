@@ -225,9 +225,9 @@ impl Error {
 
     /// Whether the reconcile worked from an outdated read: a status write refused with 409 Conflict (the object
     /// changed since it was read: the write's `resourceVersion` precondition failed), [`Error::Unseen`] or
-    /// [`Error::Outdated`]. Retried
-    /// soon on fresh data, neither reported in the status nor backed off from. (A 409 on a plain child apply is
-    /// another field manager's conflict: a real failure; applies are forced, so it does not happen today.)
+    /// [`Error::Outdated`]. Retried soon on fresh data, neither reported in the status nor backed off from. (A 409 on
+    /// a plain child apply is another field manager's conflict: a real failure; applies are forced, so it does not
+    /// happen today.)
     pub fn is_conflict(&self) -> bool {
         matches!(self, Error::Unseen { .. } | Error::Outdated { .. })
             || (matches!(self, Error::Status { .. }) && self.api_code() == Some(409))
