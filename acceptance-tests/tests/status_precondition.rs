@@ -12,7 +12,9 @@
 //! A TrainingRun's Job, whose creation starts pods, is held to it as well: the reconcile creates it only after a fresh
 //! read confirms the run is the one it read (`Owner::confirm_current`). The CI stall drill once counted a Job created
 //! twice: a reconcile from the cache, outdated after the stall, created a Job for a run deleted meanwhile (its Job
-//! already collected); the garbage collector removed it again.
+//! already collected); the garbage collector removed it again. An InferenceService's children are held to it the same
+//! way: a reconcile reads the service fresh before the first child it creates (a Deployment starts pods, an HTTPRoute
+//! claims a hostname).
 //!
 //! Issue 17's create-only apply (`controller::apply`, `Live::Unseen`: a child the cache does not hold is created
 //! without a read first) is held to the same rule: it creates a missing child with the same `Apply` ownership as
@@ -23,6 +25,7 @@ use std::sync::Arc;
 
 use acceptance_tests::Cluster;
 use acceptance_tests::inference::echo_spec;
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -32,7 +35,7 @@ use model_fleet_api::render::FIELD_MANAGER;
 use model_fleet_api::{InferenceService, InferenceServiceStatus, TrainingRun};
 use model_fleet_operator::controller::apply::{self, Child, Live};
 use model_fleet_operator::controller::children::ChildCaches;
-use model_fleet_operator::controller::reconcile::{Owner, reconcile};
+use model_fleet_operator::controller::reconcile::{Owner, Reconcile, reconcile};
 use model_fleet_operator::controller::status::write_status;
 use model_fleet_operator::controller::written::StatusWrites;
 use model_fleet_operator::controller::{Context, Error, OperatorConfig};
@@ -208,11 +211,127 @@ async fn create_run(api: &Api<TrainingRun>, name: &str) -> anyhow::Result<Traini
     Ok(api.create(&PostParams::default(), &object).await?)
 }
 
-/// The operator's TrainingRun reconcile (the frame and the pipeline) of `run` as a cache would hand it over.
-async fn reconcile_read(ctx: &Arc<Context>, run: &TrainingRun) -> Result<(), Error> {
-    reconcile(Arc::new(DeserializeGuard(Ok(run.clone()))), ctx.clone())
+/// The operator's reconcile (the frame and the pipeline) of `object` as a cache would hand it over.
+async fn reconcile_read<K: Reconcile + Clone>(ctx: &Arc<Context>, object: &K) -> Result<(), Error> {
+    reconcile(Arc::new(DeserializeGuard(Ok(object.clone()))), ctx.clone())
         .await
         .map(drop)
+}
+
+/// An operator context watching only `namespace`, with nothing started: reconciles are driven by hand.
+fn operator_context(client: &kube::Client, namespace: &str) -> Arc<Context> {
+    let config = OperatorConfig {
+        watch_namespace: Some(namespace.to_owned()),
+        ..OperatorConfig::default()
+    };
+    Arc::new(Context::new(
+        client.clone(),
+        Metrics::new(),
+        Arc::new(Health::new(1)),
+        config,
+    ))
+}
+
+/// Asserts that `error` is the outdated read of `case`: [`Error::Outdated`], counted as a conflict.
+fn outdated(error: Error, case: &str) {
+    assert!(
+        matches!(error, Error::Outdated { .. }) && error.is_conflict(),
+        "{case}: {error}"
+    );
+}
+
+/// `verb uri` of every write since `mark` to `resources` (plural names) in `namespace` (audit log).
+fn writes_of(
+    mark: &acceptance_tests::audit::AuditMark,
+    namespace: &str,
+    resources: &[&str],
+) -> anyhow::Result<Vec<String>> {
+    Ok(mark
+        .writes()?
+        .into_iter()
+        .filter(|e| {
+            e.object_ref.as_ref().is_some_and(|o| {
+                o["namespace"] == namespace && resources.iter().any(|r| o["resource"] == *r)
+            })
+        })
+        .map(|e| format!("{} {}", e.verb, e.request_u_r_i))
+        .collect())
+}
+
+#[tokio::test]
+async fn children_of_a_service_are_created_only_from_a_current_read() -> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    cluster.install_model_fleet_crds()?;
+    let ns = cluster.namespace("isvc-current-read").await?;
+    let client = cluster.client().await?;
+    let services: Api<InferenceService> = Api::namespaced(client.clone(), ns.name());
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns.name());
+    let ctx = operator_context(&client, ns.name());
+    let mark = cluster.audit_log().mark()?;
+    let mut spec = echo_spec();
+    spec.as_object_mut().unwrap().remove("gateway");
+    let create = || async {
+        let object: InferenceService = serde_json::from_value(json!({
+            "apiVersion": "modelfleet.io/v1alpha1", "kind": "InferenceService",
+            "metadata": {"name": "chat"}, "spec": spec,
+        }))?;
+        anyhow::Ok(services.create(&PostParams::default(), &object).await?)
+    };
+
+    // (a) Read, then deleted: the read creates no child for the deleted service.
+    let first = create().await?;
+    services.delete("chat", &DeleteParams::background()).await?;
+    let error = reconcile_read(&ctx, &first).await.expect_err("deleted");
+    outdated(error, "a read of a deleted service");
+
+    // (b) Re-created under its name: the first incarnation's read still creates nothing.
+    let second = create().await?;
+    let error = reconcile_read(&ctx, &first).await.expect_err("re-created");
+    outdated(error, "a read of the service's previous incarnation");
+
+    // (c) A new generation (suspended since): the generation-1 read creates nothing.
+    let suspended = services
+        .patch(
+            "chat",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"intent": "suspended"}})),
+        )
+        .await?;
+    assert_eq!(suspended.metadata.generation, Some(2));
+    let error = reconcile_read(&ctx, &second)
+        .await
+        .expect_err("new generation");
+    outdated(error, "a read of an older generation");
+    let children = [
+        "deployments",
+        "services",
+        "scaledobjects",
+        "httproutes",
+        "interceptorroutes",
+    ];
+    assert_eq!(
+        writes_of(&mark, ns.name(), &children)?,
+        Vec::<String>::new(),
+        "no child write from an outdated read"
+    );
+
+    // (d) The current read creates the children: owned by the live incarnation, suspended as its current spec says.
+    reconcile_read(&ctx, &suspended).await?;
+    let created = deployments.list(&ListParams::default()).await?.items;
+    assert_eq!(created.len(), 1, "{created:?}");
+    let owners: Vec<_> = created[0]
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .map(|o| o.uid.clone())
+        .collect();
+    assert_eq!(
+        owners,
+        vec![suspended.metadata.uid.clone().unwrap_or_default()]
+    );
+    assert_eq!(created[0].spec.as_ref().and_then(|s| s.replicas), Some(0));
+    Ok(())
 }
 
 #[tokio::test]
@@ -223,23 +342,8 @@ async fn a_job_is_created_only_from_a_current_read_of_its_run() -> anyhow::Resul
     let client = cluster.client().await?;
     let runs: Api<TrainingRun> = Api::namespaced(client.clone(), ns.name());
     let jobs: Api<Job> = Api::namespaced(client.clone(), ns.name());
-    let config = OperatorConfig {
-        watch_namespace: Some(ns.name().to_owned()),
-        ..OperatorConfig::default()
-    };
-    let ctx = Arc::new(Context::new(
-        client.clone(),
-        Metrics::new(),
-        Arc::new(Health::new(1)),
-        config,
-    ));
+    let ctx = operator_context(&client, ns.name());
     let mark = cluster.audit_log().mark()?;
-    let outdated = |error: Error, case: &str| {
-        assert!(
-            matches!(error, Error::Outdated { .. }) && error.is_conflict(),
-            "{case}: {error}"
-        );
-    };
 
     // (a) Read, then deleted: the read creates no Job for the deleted run.
     let first = create_run(&runs, "ft").await?;
@@ -265,18 +369,8 @@ async fn a_job_is_created_only_from_a_current_read_of_its_run() -> anyhow::Resul
         .await
         .expect_err("new generation");
     outdated(error, "a read of an older generation");
-    let job_writes: Vec<String> = mark
-        .writes()?
-        .into_iter()
-        .filter(|e| {
-            e.object_ref
-                .as_ref()
-                .is_some_and(|o| o["resource"] == "jobs" && o["namespace"] == ns.name())
-        })
-        .map(|e| format!("{} {}", e.verb, e.request_u_r_i))
-        .collect();
     assert_eq!(
-        job_writes,
+        writes_of(&mark, ns.name(), &["jobs"])?,
         Vec::<String>::new(),
         "no Job write from an outdated read"
     );

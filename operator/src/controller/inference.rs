@@ -253,6 +253,9 @@ struct Applied {
     conflict: Option<Conflict>,
     /// `Kind/name` of each child this apply created, announced in one `Created` Event (one write, not one per child).
     created: Vec<String>,
+    /// Whether a fresh read confirmed the service current ([`Owner::confirm_current`]): done once, before the first
+    /// child this reconcile creates.
+    confirmed_current: bool,
 }
 
 /// apply: Service, Deployment (with the replica hand-over), ScaledObject, HTTPRoute, each skipped when unchanged;
@@ -272,22 +275,22 @@ async fn apply_children(
     };
 
     let service = Child::typed(&children.service)?;
-    apply_one(ctx, &service, &mut applied).await?;
+    apply_one(ctx, owner, &service, &mut applied).await?;
 
     let (deployment, live) = deployment_with_replicas(ctx, isvc, owner, children, facts).await?;
     applied.deployment_created = live.is_absent();
-    let (outcome, object) = apply_child(ctx, &deployment, live, &mut applied).await?;
+    let (outcome, object) = apply_child(ctx, owner, &deployment, live, &mut applied).await?;
     if outcome == ApplyOutcome::Applied {
         failpoint::hit(ctx.config.failpoint, Failpoint::AfterDeploymentApply);
     }
     applied.deployment = Some(parse(&deployment, object)?);
 
     if let (Some(route), true) = (&children.interceptor_route, deps.http_add_on) {
-        apply_one(ctx, &Child::typed(route)?, &mut applied).await?;
+        apply_one(ctx, owner, &Child::typed(route)?, &mut applied).await?;
     }
     if let (Some(scaled_object), true) = (&children.scaled_object, deps.keda) {
         let child = Child::typed(scaled_object)?;
-        applied.scaled_object = Some(apply_one(ctx, &child, &mut applied).await?);
+        applied.scaled_object = Some(apply_one(ctx, owner, &child, &mut applied).await?);
     }
     if let (Some(grant), true, true) = (
         &children.reference_grant,
@@ -300,23 +303,42 @@ async fn apply_children(
     }
     if let (Some(route), true, None) = (&children.http_route, deps.gateway_api, &applied.conflict) {
         let child = Child::typed(route)?;
-        applied.http_route = Some(apply_one(ctx, &child, &mut applied).await?);
+        applied.http_route = Some(apply_one(ctx, owner, &child, &mut applied).await?);
     }
     Ok(applied)
 }
 
-async fn apply_one(ctx: &Context, child: &Child, applied: &mut Applied) -> Result<DynamicObject> {
+async fn apply_one(
+    ctx: &Context,
+    owner: &Owner,
+    child: &Child,
+    applied: &mut Applied,
+) -> Result<DynamicObject> {
     let live = apply::read(&ctx.client, &ctx.children, LABEL_INFERENCE, child).await?;
-    Ok(apply_child(ctx, child, live, applied).await?.1)
+    Ok(apply_child(ctx, owner, child, live, applied).await?.1)
 }
 
+/// Applies one child ([`apply::apply`]) and records it in `applied`. Before the first child this reconcile creates,
+/// the service is confirmed current by a fresh read ([`Owner::confirm_current`]): a Deployment starts pods and an
+/// HTTPRoute claims a hostname, so a reconcile from an outdated cache creates nothing for a service deleted (its
+/// children already collected) or re-created meanwhile. Updates of existing children need no such read: they carry
+/// the owner's UID, and an object of a deleted owner is collected anyway.
+///
+/// # Errors
+/// [`Error::Outdated`] (retried on fresh data), and those of [`apply::apply`].
 async fn apply_child(
     ctx: &Context,
+    owner: &Owner,
     child: &Child,
     live: Live,
     applied: &mut Applied,
 ) -> Result<(ApplyOutcome, DynamicObject)> {
     let created = live.is_absent();
+    if created && !applied.confirmed_current {
+        let services: Api<InferenceService> = Api::namespaced(ctx.client.clone(), &owner.namespace);
+        owner.confirm_current(&services).await?;
+        applied.confirmed_current = true;
+    }
     let (outcome, object) = apply::apply(&ctx.client, &ctx.children, child, live).await?;
     applied
         .keep
