@@ -6,8 +6,15 @@ use std::time::Duration;
 
 use acceptance_tests::process::operator_kubeconfig;
 use acceptance_tests::{Cluster, OperatorProcess, wait_for};
+use futures::StreamExt as _;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
+use kube::api::PostParams;
+use kube::core::DeserializeGuard;
+use kube::runtime::reflector::ObjectRef;
+use model_fleet_api::TrainingRun;
+use model_fleet_operator::controller::runtime::{primary_watch, watch_config};
+use serde_json::json;
 
 #[tokio::test]
 async fn operator_serves_health_and_metrics_with_the_charts_rbac() -> anyhow::Result<()> {
@@ -93,5 +100,40 @@ async fn two_operators_one_leader_and_a_handover_when_it_dies() -> anyhow::Resul
         },
     )
     .await?;
+    Ok(())
+}
+
+/// Issue 17: every controller's cache ([`primary_watch`], what the InferenceService, TrainingRun and Dataset
+/// controllers are built on) holds its objects without `metadata.managedFields`, which the API server returns with
+/// every object and which were about half of a cached object's memory; the rest of the object is kept.
+#[tokio::test]
+async fn a_controller_cache_holds_objects_without_managed_fields() -> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    cluster.install_model_fleet_crds()?;
+    let ns = cluster.namespace("op-cache").await?;
+    let client = cluster.client().await?;
+    let runs: Api<TrainingRun> = Api::namespaced(client.clone(), ns.name());
+    let run: TrainingRun = serde_json::from_value(json!({
+        "apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun", "metadata": {"name": "cached"},
+        "spec": {"container": {"image": "modelfleet.local/sim:never"}},
+    }))?;
+    let created = runs.create(&PostParams::default(), &run).await?;
+    assert!(
+        created.metadata.managed_fields.is_some(),
+        "the API server returns them"
+    );
+
+    let watched: Api<DeserializeGuard<TrainingRun>> = Api::namespaced(client, ns.name());
+    let (store, changes) = primary_watch(watched, watch_config());
+    let watch = tokio::spawn(changes.for_each(|_| async {}));
+    tokio::time::timeout(Duration::from_secs(30), store.wait_until_ready()).await??;
+    let cached = store
+        .get(&ObjectRef::new("cached").within(ns.name()))
+        .expect("the run is cached");
+    watch.abort();
+    let cached = cached.0.as_ref().expect("the run deserializes");
+    assert_eq!(cached.metadata.managed_fields, None);
+    assert_eq!(cached.metadata.uid, created.metadata.uid);
+    assert_eq!(cached.spec, created.spec);
     Ok(())
 }

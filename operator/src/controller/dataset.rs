@@ -19,6 +19,7 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::DeserializeGuard;
+use kube::runtime::WatchStreamExt as _;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
@@ -32,7 +33,9 @@ use super::context::Context;
 use super::error::{Error, Result};
 use super::events;
 use super::reconcile::{Owner, Reconcile, error_policy, reconcile, report_stream_item};
-use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready, watch_config};
+use super::runtime::{
+    ControllerSpec, StopSignal, mark_synced_when_ready, primary_watch, watch_config,
+};
 use super::status::write_draft;
 
 /// Kind label of this controller's metrics and logs.
@@ -51,16 +54,17 @@ pub fn controller() -> ControllerSpec {
 
 /// Watches Datasets, the TrainingRuns that reference them and their claims, until `stop` fires.
 pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
-    let controller = Controller::new(
+    let (datasets, changes) = primary_watch(
         ctx.watched_api::<DeserializeGuard<Dataset>>(),
         watch_config().any_semantic(),
-    )
-    .with_config(ctx.controller_config())
-    .watches(
-        ctx.watched_api::<DeserializeGuard<TrainingRun>>(),
-        watch_config(),
-        |run| datasets_of(&run),
     );
+    let controller = Controller::for_stream(changes.applied_objects(), datasets)
+        .with_config(ctx.controller_config())
+        .watches(
+            ctx.watched_api::<DeserializeGuard<TrainingRun>>(),
+            watch_config(),
+            |run| datasets_of(&run),
+        );
     let datasets = controller.store();
     let controller = controller.watches(
         ctx.watched_api::<PersistentVolumeClaim>(),

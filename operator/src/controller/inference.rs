@@ -27,7 +27,7 @@ use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, DeserializeGuard};
 use kube::runtime::PredicateConfig;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::{WatchStreamExt as _, reflector, watcher};
+use kube::runtime::{WatchStreamExt as _, watcher};
 use model_fleet_api::conditions::{self, ConditionType};
 use model_fleet_api::names::label_value;
 use model_fleet_api::render::{
@@ -60,7 +60,7 @@ use self::replicas::{deployment_with_replicas, parse};
 use super::failpoint::{self, Failpoint};
 use super::reconcile::{Owner, Reconcile, error_policy, reconcile, report_stream_item};
 use super::runtime::{
-    ControllerSpec, StopSignal, mark_synced_when_ready, watch_config, without_managed_fields,
+    ControllerSpec, StopSignal, mark_synced_when_ready, primary_watch, watch_config,
 };
 use super::status::write_draft;
 
@@ -89,41 +89,39 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
             Dependencies::NONE
         }
     };
-    // The controller's own cache of InferenceServices is filled from every change, without managedFields (nothing
-    // reads them, and as JSON trees they were half of the cache's memory); only changes of a reconcile's inputs
-    // ([`trigger::inputs`]) start one.
+    // The controller's own cache of InferenceServices ([`primary_watch`]) is filled from every change, without
+    // managedFields (nothing reads them, and as JSON trees they were half of the cache's memory); only changes of a
+    // reconcile's inputs ([`trigger::inputs`]) start one.
     // Every delivered version also retires the own status write it catches up with (`StatusWrites::seen`).
     // The same events keep the route-claim index and, with the Gateway API installed, name the services sharing a
     // claim with the one that changed: a change to one (deletion included) reconciles those (hostname conflicts),
     // from this one watch instead of a second watch and list of every InferenceService.
-    let (services, writer) = reflector::store();
+    let (services, changes) = primary_watch(
+        ctx.watched_api::<DeserializeGuard<InferenceService>>(),
+        watch_config().any_semantic(),
+    );
     let seen = ctx.clone();
     let claims = ctx.clone();
     let (contenders, contended) = futures::channel::mpsc::unbounded();
     let contenders = deps.gateway_api.then_some(contenders);
     let config = ctx.config.render.clone();
-    let changes = watcher(
-        ctx.watched_api::<DeserializeGuard<InferenceService>>(),
-        watch_config().any_semantic(),
-    )
-    .modify(without_managed_fields)
-    .reflect(writer)
-    .inspect_ok(move |event| {
-        claims.route_claims.observe(event);
-        if let (Some(contenders), Some(changed)) = (&contenders, touched(event)) {
-            for service in claims.route_claims.contenders(changed, &config) {
-                // The receiver is gone only when the controller stopped.
-                let _ = contenders.unbounded_send(service);
+    let changes = changes
+        .inspect_ok(move |event| {
+            claims.route_claims.observe(event);
+            if let (Some(contenders), Some(changed)) = (&contenders, touched(event)) {
+                for service in claims.route_claims.contenders(changed, &config) {
+                    // The receiver is gone only when the controller stopped.
+                    let _ = contenders.unbounded_send(service);
+                }
             }
-        }
-    })
-    .applied_objects()
-    .inspect_ok(move |changed| {
-        if let Ok(isvc) = &changed.0 {
-            seen.status_writes.seen(isvc);
-        }
-    })
-    .predicate_filter(trigger::inputs, PredicateConfig::default());
+        })
+        .applied_objects()
+        .inspect_ok(move |changed| {
+            if let Ok(isvc) = &changed.0 {
+                seen.status_writes.seen(isvc);
+            }
+        })
+        .predicate_filter(trigger::inputs, PredicateConfig::default());
     let mut controller =
         Controller::for_stream(changes, services).with_config(ctx.controller_config());
     for resource in child_kinds(deps) {

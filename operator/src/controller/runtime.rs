@@ -11,7 +11,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::Stream;
 use futures::future::BoxFuture;
+use kube::Api;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
+use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
@@ -95,6 +100,27 @@ pub fn watch_config() -> kube::runtime::watcher::Config {
 /// ownership come from a GET, which keeps them.
 pub fn without_managed_fields<K: kube::Resource>(object: &mut K) {
     object.meta_mut().managed_fields = None;
+}
+
+/// The primary watch of a controller: every change of `api`'s objects as `config` selects them, without
+/// managedFields ([`without_managed_fields`]), reflected into the returned store, which is the controller's cache
+/// (`Controller::for_stream` takes both). `Controller::new` would cache whole objects.
+pub fn primary_watch<K>(
+    api: Api<K>,
+    config: watcher::Config,
+) -> (
+    Store<K>,
+    impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send + 'static,
+)
+where
+    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
+{
+    let (store, writer) = reflector::store();
+    let changes = watcher(api, config)
+        .modify(without_managed_fields)
+        .reflect(writer);
+    (store, changes)
 }
 
 /// How often a controller's cache readiness is re-checked (seconds: 0.5).

@@ -23,6 +23,7 @@ use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::core::{ApiResource, DeserializeGuard};
+use kube::runtime::WatchStreamExt as _;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
@@ -41,7 +42,9 @@ use super::context::Context;
 use super::error::{Error, Result};
 use super::events;
 use super::reconcile::{Owner, Reconcile, error_policy, reconcile, report_stream_item};
-use super::runtime::{ControllerSpec, StopSignal, mark_synced_when_ready, watch_config};
+use super::runtime::{
+    ControllerSpec, StopSignal, mark_synced_when_ready, primary_watch, watch_config,
+};
 use super::status::write_draft;
 
 /// Kind label of this controller's metrics and logs.
@@ -65,11 +68,12 @@ pub fn controller() -> ControllerSpec {
 /// Watches TrainingRuns (through `DeserializeGuard`), their Jobs and Services, and the Datasets they reference (a
 /// run refused for a missing or closed Dataset is retried when the Dataset changes), until `stop` fires.
 pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
-    let mut controller = Controller::new(
+    let (runs, changes) = primary_watch(
         ctx.watched_api::<DeserializeGuard<TrainingRun>>(),
         watch_config().any_semantic(),
-    )
-    .with_config(ctx.controller_config());
+    );
+    let mut controller = Controller::for_stream(changes.applied_objects(), runs)
+        .with_config(ctx.controller_config());
     for resource in child_kinds() {
         let children = ctx.watch_children(&resource, LABEL_TRAINING);
         controller = controller.owns_stream_with(children, resource);
