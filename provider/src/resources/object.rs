@@ -203,7 +203,9 @@ impl<K: Kind> CustomResource<K> {
         );
         match ctx
             .snapshots
-            .lookup(key, &name, || snapshot::list(&api))
+            .lookup(key, &name, || {
+                snapshot::list(&api, &ctx.config.field_manager)
+            })
             .await
         {
             Lookup::Listed(object) => Ok(Some(*object)),
