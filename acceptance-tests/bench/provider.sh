@@ -3,7 +3,8 @@
 #   modelfleet_inference  N resources of our provider (release build),
 #   terraform_data        N resources of Terraform's built-in provider: the floor (no provider I/O at all),
 #   floor_item            N resources of the plugin floor (infra/gomod/plugin-floor: a terraform-plugin-framework
-#                         provider over protocol 5, two attributes, no I/O): what any plugin provider costs,
+#                         provider over protocol 5, two attributes, no I/O, its SDK logging off): what any plugin
+#                         provider costs,
 #   kubernetes_manifest   N resources of hashicorp/kubernetes (the peer) managing the same InferenceService objects;
 # times `terraform apply` (create all N) and `terraform plan` (refresh, no changes; the median of PLAN_RUNS), counts
 # the API requests each provider makes per resource during one plan (the instance's audit log: the providers
@@ -56,14 +57,18 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1 TF_CLI_CONFIG_FILE="$work/cli.tfrc"
 
-# wrap NAME BINARY DEST: DEST runs BINARY under GNU time, appending "<peak KiB> <seconds>" per start to $work/NAME.rss.
+# wrap NAME BINARY DEST [VAR=VALUE...]: DEST runs BINARY under GNU time with the environment VAR=VALUE..., appending
+# "<peak KiB> <seconds>" per start to $work/NAME.rss.
 wrap() {
   mkdir -p "$(dirname "$3")"
-  printf '#!/bin/sh\nexec /usr/bin/time -f "%%M %%e" -a -o "%s" "%s" "$@"\n' "$work/$1.rss" "$2" >"$3"
+  printf '#!/bin/sh\nexec env %s /usr/bin/time -f "%%M %%e" -a -o "%s" "%s" "$@"\n' "${*:4}" "$work/$1.rss" "$2" >"$3"
   chmod +x "$3"
 }
 wrap modelfleet "$provider_bin" "$work/overrides/terraform-provider-modelfleet"
-wrap floor "$floor_bin" "$work/floor/terraform-provider-floor"
+# The framework logs every call at trace level to stderr unless told not to (terraform-plugin-log: TF_LOG_SDK*), and
+# Terraform parses each line: 32 JSON lines per resource per plan, a fifth of Terraform's samples. Off, the floor is
+# the least a plugin costs. Ours logs nothing per call at its default level.
+wrap floor "$floor_bin" "$work/floor/terraform-provider-floor" TF_LOG_SDK=OFF TF_LOG_SDK_PROTO=OFF TF_LOG_SDK_FRAMEWORK=OFF
 peer_dir="$work/mirror/registry.terraform.io/hashicorp/kubernetes/$KUBERNETES_PROVIDER_LABEL/$(go env GOOS)_$(go env GOARCH)"
 wrap kubernetes "$peer_bin" "$peer_dir/terraform-provider-kubernetes_v$KUBERNETES_PROVIDER_LABEL"
 cat >"$TF_CLI_CONFIG_FILE" <<EOF
