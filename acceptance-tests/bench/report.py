@@ -2,7 +2,7 @@
 """Turns the JSON lines of `make bench` (provider.sh, bench-operator) into the Markdown tables of
 docs/PERFORMANCE.md: each figure, its ratio to the floor and the peer, and every target of issue 17 with
 `holds` or `MISSED` beside the measured value. Prints to stdout; never judges by a threshold other than the
-issue's targets, and no test asserts on its output (timings are not test material).
+issue's targets. No test asserts a timing: test_report.py checks the verdicts it gives made-up figures.
 
 Usage: report.py RESULTS.jsonl
 """
