@@ -244,8 +244,8 @@ async fn create_job(
     let child = Child::typed(&children.job)?;
     let runs: Api<TrainingRun> = Api::namespaced(ctx.client.clone(), &owner.namespace);
     owner.confirm_current(&runs).await?;
-    // Created by a create-only apply, with no read first: a Job of this name that the fetch did not select (another
-    // owner's, or a deleted run's still terminating) is refused, never adopted.
+    // Created by a create-only apply, with no read of the Job first: a Job of this name that the fetch did not select
+    // (another owner's, or a deleted run's still terminating) is refused, never adopted.
     let (_, object) = apply::apply(&ctx.client, &ctx.children, &child, Live::Unseen).await?;
     announce(
         ctx,
