@@ -2,7 +2,8 @@
 //! later, `team-b/b`, both with `gateway.hostnames: [chat.example.test]` and path prefix `/` on the shared Gateway.
 //! `a` is unaffected; `b` gets `RouteReady=False, HostnameConflict` naming `team-a/a` (and a Warning Event), no
 //! HTTPRoute and no URL, while its Deployment still runs; deleting `a` makes `b` routable at its next reconcile,
-//! which `a`'s deletion triggers (the operator's resync here is the default 300 s).
+//! which `a`'s deletion triggers. Nothing else would reconcile `b` within the test's wait: the operator's resync is
+//! the default 300 s and its requeue of unsettled services (10 s by default, which a conflict is) is set to 3600 s.
 //!
 //! The operator watches every namespace, as the chart installs it, so the test has a control plane instance of its
 //! own (on the shared one it would reconcile the other tests' objects).
@@ -44,7 +45,12 @@ async fn hostname_conflict_across_namespaces_the_later_service_waits_and_takes_o
         &cluster,
         &operator_kubeconfig(&cluster)?,
         gateway_ns.name(),
-        &["--default-gateway", &gateway],
+        &[
+            "--default-gateway",
+            &gateway,
+            "--test-progress-requeue-seconds",
+            "3600",
+        ],
     )?;
     let (a_isvcs, b_isvcs) = (
         api(&client, team_a.name(), &isvc_resource()),

@@ -15,6 +15,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use model_fleet_api::render::{GatewayRef, RenderConfig};
 use model_fleet_operator::controller::context::DEFAULT_MAX_CONCURRENT_RECONCILES;
 use model_fleet_operator::controller::failpoint::Failpoint;
+use model_fleet_operator::controller::inference::PROGRESS_REQUEUE;
 use model_fleet_operator::controller::leader::{
     DEFAULT_LEASE_DURATION_SECONDS, DEFAULT_LEASE_GRACE_SECONDS, LeaseSettings, default_identity,
 };
@@ -80,6 +81,13 @@ pub struct RunArgs {
     /// Test hook: exit abruptly (code 86) when this point is reached, as a crash would.
     #[arg(long, value_enum, value_name = "POINT", hide = true)]
     pub test_failpoint: Option<Failpoint>,
+
+    /// Test hook: seconds after which an InferenceService that is not settled (a rollout under way, pods waiting for
+    /// a node, a hostname conflict) is reconciled again without a change; default 10. A test that proves a watch
+    /// event starts a reconcile sets it far beyond its own wait.
+    #[arg(long, value_name = "SECONDS", default_value_t = PROGRESS_REQUEUE.as_secs(), hide = true,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub test_progress_requeue_seconds: u64,
 
     /// Test hook: a built-in default `NAME=VALUE` added to every container of TrainingRun Jobs created from now on
     /// (repeatable; names a container sets itself win), to prove a changed default never touches existing Jobs.
@@ -154,6 +162,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         watch_namespace: args.watch_namespace.clone(),
         identity,
         resync: std::time::Duration::from_secs(args.resync_seconds),
+        progress_requeue: std::time::Duration::from_secs(args.test_progress_requeue_seconds),
         max_concurrent_reconciles: args.max_concurrent_reconciles,
         http_add_on_enabled: args.http_add_on_mode == HttpAddOnMode::Auto,
     };

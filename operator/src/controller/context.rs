@@ -17,6 +17,7 @@ use super::children::{ChildCaches, ChildMeta};
 use super::discovery::DependencyCache;
 use super::error::Error;
 use super::failpoint::Failpoint;
+use super::inference::PROGRESS_REQUEUE;
 use super::inference::routes::RouteClaims;
 use super::inference::wake::WakeGrants;
 use super::written::StatusWrites;
@@ -54,6 +55,9 @@ pub struct OperatorConfig {
     pub identity: String,
     /// `--resync-seconds`: requeue period of settled objects ([`DEFAULT_RESYNC`]).
     pub resync: Duration,
+    /// Hidden `--test-progress-requeue-seconds`: requeue period of InferenceServices that are not settled
+    /// ([`PROGRESS_REQUEUE`]).
+    pub progress_requeue: Duration,
     /// `--max-concurrent-reconciles`: reconciles each controller runs at once ([`DEFAULT_MAX_CONCURRENT_RECONCILES`]).
     pub max_concurrent_reconciles: u16,
     /// `false` with `--http-add-on=disabled`: the KEDA HTTP add-on is treated as absent whatever discovery says
@@ -69,6 +73,7 @@ impl Default for OperatorConfig {
             watch_namespace: None,
             identity: String::new(),
             resync: DEFAULT_RESYNC,
+            progress_requeue: PROGRESS_REQUEUE,
             max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
             http_add_on_enabled: true,
         }

@@ -67,8 +67,8 @@ use super::status::write_draft;
 /// Kind label of this controller's metrics and logs.
 pub const KIND: &str = "InferenceService";
 
-/// Requeue while a rollout is under way or pods wait for a node (seconds: 10), to notice pod scheduling states that
-/// do not change the Deployment.
+/// Requeue while a rollout is under way, pods wait for a node or a hostname is held by another service (seconds: 10),
+/// to notice pod scheduling states that do not change the Deployment (`OperatorConfig::progress_requeue`).
 pub const PROGRESS_REQUEUE: Duration = Duration::from_secs(10);
 
 /// The controller as the runtime starts it.
@@ -419,12 +419,13 @@ async fn write(
     Ok(())
 }
 
-/// Requeue soon while not settled (pods may be waiting for a node), else at the resync period.
+/// Requeue soon while not settled (pods may be waiting for a node; [`PROGRESS_REQUEUE`] unless a test sets it), else
+/// at the resync period.
 fn requeue_after(ctx: &Context, settled: bool) -> Duration {
     if settled {
         ctx.config.resync
     } else {
-        PROGRESS_REQUEUE
+        ctx.config.progress_requeue
     }
 }
 
