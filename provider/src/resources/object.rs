@@ -203,9 +203,7 @@ impl<K: Kind> CustomResource<K> {
         );
         match ctx
             .snapshots
-            .lookup(key, &name, || {
-                snapshot::list(&api, &ctx.config.field_manager)
-            })
+            .lookup(key, &name, || snapshot::list(&api))
             .await
         {
             Lookup::Listed(object) => Ok(Some(*object)),

@@ -142,9 +142,8 @@ fn expired(cell: &OnceCell<Option<Arc<Snapshot>>>) -> bool {
 }
 
 /// Lists every object of `api` (one kind in one namespace) in pages of [`PAGE_SIZE`], the `list` of
-/// [`Snapshots::lookup`]; `None` (logged) when any page fails. Each object keeps only `field_manager`'s
-/// managedFields entries ([`keep_managed_fields_of`]): a refresh reads no other manager's.
-pub async fn list(api: &Api<DynamicObject>, field_manager: &str) -> Option<Snapshot> {
+/// [`Snapshots::lookup`]; `None` (logged) when any page fails.
+pub async fn list(api: &Api<DynamicObject>) -> Option<Snapshot> {
     let taken = Instant::now();
     let mut objects = HashMap::new();
     let mut params = ListParams::default().limit(PAGE_SIZE);
@@ -156,8 +155,7 @@ pub async fn list(api: &Api<DynamicObject>, field_manager: &str) -> Option<Snaps
                 return None;
             }
         };
-        for mut object in page.items {
-            keep_managed_fields_of(&mut object, field_manager);
+        for object in page.items {
             if let Some(name) = object.metadata.name.clone() {
                 objects.insert(name, object);
             }
@@ -169,15 +167,6 @@ pub async fn list(api: &Api<DynamicObject>, field_manager: &str) -> Option<Snaps
     }
     tracing::debug!(objects = objects.len(), "listed for refresh");
     Some(Snapshot { taken, objects })
-}
-
-/// Drops every `metadata.managedFields` entry of `object` but `field_manager`'s. A refresh reads only its own
-/// manager's entries (`managed::owned_spec_fields`); the others (the operator's status writes, `kubectl` edits) were
-/// most of a listed InferenceService's managedFields, held for the whole plan.
-pub fn keep_managed_fields_of(object: &mut DynamicObject, field_manager: &str) {
-    if let Some(entries) = object.metadata.managed_fields.as_mut() {
-        entries.retain(|entry| entry.manager.as_deref() == Some(field_manager));
-    }
 }
 
 #[cfg(test)]

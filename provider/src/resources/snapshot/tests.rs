@@ -1,6 +1,5 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
 use kube::api::ObjectMeta;
 
 use super::*;
@@ -167,36 +166,4 @@ async fn a_write_drops_the_snapshots_and_the_counts() {
         "counting starts again after a write"
     );
     assert_eq!(calls.load(Ordering::SeqCst), 1);
-}
-
-#[test]
-fn a_listed_object_keeps_only_its_own_managers_managed_fields() {
-    let entry = |manager: &str, subresource: Option<&str>| ManagedFieldsEntry {
-        manager: Some(manager.into()),
-        operation: Some("Apply".into()),
-        subresource: subresource.map(str::to_owned),
-        fields_v1: Some(FieldsV1(serde_json::json!({"f:spec": {"f:replicas": {}}}))),
-        ..ManagedFieldsEntry::default()
-    };
-    let mut listed = object("a");
-    listed.metadata.managed_fields = Some(vec![
-        entry("terraform-provider-modelfleet", None),
-        entry("model-fleet-operator", Some("status")),
-        entry("kubectl-edit", None),
-        entry("terraform-provider-modelfleet", Some("status")),
-    ]);
-    keep_managed_fields_of(&mut listed, "terraform-provider-modelfleet");
-    let kept = listed.metadata.managed_fields.unwrap_or_default();
-    assert_eq!(
-        kept,
-        vec![
-            entry("terraform-provider-modelfleet", None),
-            entry("terraform-provider-modelfleet", Some("status")),
-        ]
-    );
-    assert_eq!(listed.data, object("a").data, "the object itself is kept");
-
-    let mut bare = object("b");
-    keep_managed_fields_of(&mut bare, "terraform-provider-modelfleet");
-    assert_eq!(bare.metadata.managed_fields, None);
 }
