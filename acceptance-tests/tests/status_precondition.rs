@@ -21,16 +21,18 @@
 //! every later apply, and never changes an object that exists (its own: `Unseen`, a conflict; someone else's:
 //! `Foreign`).
 
+use std::future::Future;
 use std::sync::Arc;
 
 use acceptance_tests::Cluster;
+use acceptance_tests::drills::check::owner_uids;
 use acceptance_tests::inference::echo_spec;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::core::DeserializeGuard;
-use kube::{Api, Resource as _};
+use kube::{Api, Resource as _, ResourceExt as _};
 use model_fleet_api::render::FIELD_MANAGER;
 use model_fleet_api::{InferenceService, InferenceServiceStatus, TrainingRun};
 use model_fleet_operator::controller::apply::{self, Child, Live};
@@ -40,6 +42,7 @@ use model_fleet_operator::controller::status::write_status;
 use model_fleet_operator::controller::written::StatusWrites;
 use model_fleet_operator::controller::{Context, Error, OperatorConfig};
 use model_fleet_operator::telemetry::{Health, Metrics};
+use serde::de::DeserializeOwned;
 use serde_json::json;
 
 fn status(observed_generation: i64) -> InferenceServiceStatus {
@@ -258,6 +261,49 @@ fn writes_of(
         .collect())
 }
 
+/// Drives the operator's reconcile of `K` with three outdated reads of the object `name`, each refused as an
+/// outdated read ([`outdated`]): (a) a read of it after it was deleted; (b) the same read after it was re-created
+/// under its name (`create` makes it); (c) a read of its generation 1 after its intent became `suspended`. Returns the
+/// current object (generation 2, suspended).
+async fn outdated_reads<K, F, Fut>(
+    ctx: &Arc<Context>,
+    api: &Api<K>,
+    name: &str,
+    create: F,
+) -> anyhow::Result<K>
+where
+    K: Reconcile + Clone + DeserializeOwned,
+    F: Fn() -> Fut,
+    Fut: Future<Output = anyhow::Result<K>>,
+{
+    let kind = K::KIND;
+    let first = create().await?;
+    api.delete(name, &DeleteParams::background()).await?;
+    let error = reconcile_read(ctx, &first).await.expect_err("deleted");
+    outdated(error, &format!("a read of a deleted {kind}"));
+
+    let second = create().await?;
+    let error = reconcile_read(ctx, &first).await.expect_err("re-created");
+    outdated(
+        error,
+        &format!("a read of the {kind}'s previous incarnation"),
+    );
+
+    let current = api
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"intent": "suspended"}})),
+        )
+        .await?;
+    assert_eq!(current.meta().generation, Some(2));
+    let error = reconcile_read(ctx, &second)
+        .await
+        .expect_err("new generation");
+    outdated(error, &format!("a read of an older {kind} generation"));
+    Ok(current)
+}
+
 #[tokio::test]
 async fn children_of_a_service_are_created_only_from_a_current_read() -> anyhow::Result<()> {
     let cluster = Cluster::connect()?;
@@ -278,30 +324,7 @@ async fn children_of_a_service_are_created_only_from_a_current_read() -> anyhow:
         anyhow::Ok(services.create(&PostParams::default(), &object).await?)
     };
 
-    // (a) Read, then deleted: the read creates no child for the deleted service.
-    let first = create().await?;
-    services.delete("chat", &DeleteParams::background()).await?;
-    let error = reconcile_read(&ctx, &first).await.expect_err("deleted");
-    outdated(error, "a read of a deleted service");
-
-    // (b) Re-created under its name: the first incarnation's read still creates nothing.
-    let second = create().await?;
-    let error = reconcile_read(&ctx, &first).await.expect_err("re-created");
-    outdated(error, "a read of the service's previous incarnation");
-
-    // (c) A new generation (suspended since): the generation-1 read creates nothing.
-    let suspended = services
-        .patch(
-            "chat",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"intent": "suspended"}})),
-        )
-        .await?;
-    assert_eq!(suspended.metadata.generation, Some(2));
-    let error = reconcile_read(&ctx, &second)
-        .await
-        .expect_err("new generation");
-    outdated(error, "a read of an older generation");
+    let current = outdated_reads(&ctx, &services, "chat", create).await?;
     let children = [
         "deployments",
         "services",
@@ -315,20 +338,13 @@ async fn children_of_a_service_are_created_only_from_a_current_read() -> anyhow:
         "no child write from an outdated read"
     );
 
-    // (d) The current read creates the children: owned by the live incarnation, suspended as its current spec says.
-    reconcile_read(&ctx, &suspended).await?;
+    // The current read creates the children: owned by the live incarnation, suspended as its current spec says.
+    reconcile_read(&ctx, &current).await?;
     let created = deployments.list(&ListParams::default()).await?.items;
     assert_eq!(created.len(), 1, "{created:?}");
-    let owners: Vec<_> = created[0]
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .map(|o| o.uid.clone())
-        .collect();
     assert_eq!(
-        owners,
-        vec![suspended.metadata.uid.clone().unwrap_or_default()]
+        owner_uids(&created[0].metadata),
+        vec![current.uid().unwrap_or_default()]
     );
     assert_eq!(created[0].spec.as_ref().and_then(|s| s.replicas), Some(0));
     Ok(())
@@ -345,50 +361,20 @@ async fn a_job_is_created_only_from_a_current_read_of_its_run() -> anyhow::Resul
     let ctx = operator_context(&client, ns.name());
     let mark = cluster.audit_log().mark()?;
 
-    // (a) Read, then deleted: the read creates no Job for the deleted run.
-    let first = create_run(&runs, "ft").await?;
-    runs.delete("ft", &DeleteParams::background()).await?;
-    let error = reconcile_read(&ctx, &first).await.expect_err("deleted");
-    outdated(error, "a read of a deleted run");
-
-    // (b) Re-created under its name: the first incarnation's read still creates nothing.
-    let second = create_run(&runs, "ft").await?;
-    let error = reconcile_read(&ctx, &first).await.expect_err("re-created");
-    outdated(error, "a read of the run's previous incarnation");
-
-    // (c) A new generation (suspended since): the generation-1 read creates nothing.
-    let suspended = runs
-        .patch(
-            "ft",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"intent": "suspended"}})),
-        )
-        .await?;
-    assert_eq!(suspended.metadata.generation, Some(2));
-    let error = reconcile_read(&ctx, &second)
-        .await
-        .expect_err("new generation");
-    outdated(error, "a read of an older generation");
+    let current = outdated_reads(&ctx, &runs, "ft", || create_run(&runs, "ft")).await?;
     assert_eq!(
         writes_of(&mark, ns.name(), &["jobs"])?,
         Vec::<String>::new(),
         "no Job write from an outdated read"
     );
 
-    // (d) The current read creates the Job: owned by the live incarnation, suspended as its current spec says.
-    reconcile_read(&ctx, &suspended).await?;
+    // The current read creates the Job: owned by the live incarnation, suspended as its current spec says.
+    reconcile_read(&ctx, &current).await?;
     let created = jobs.list(&ListParams::default()).await?.items;
     assert_eq!(created.len(), 1, "{created:?}");
-    let owners: Vec<_> = created[0]
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .map(|o| o.uid.clone())
-        .collect();
     assert_eq!(
-        owners,
-        vec![suspended.metadata.uid.clone().unwrap_or_default()]
+        owner_uids(&created[0].metadata),
+        vec![current.uid().unwrap_or_default()]
     );
     assert_eq!(created[0].spec.as_ref().and_then(|s| s.suspend), Some(true));
     Ok(())

@@ -148,7 +148,8 @@ fn unconverged(
     }
 }
 
-fn owner_uids(meta: &ObjectMeta) -> Vec<String> {
+/// The UIDs of `meta`'s ownerReferences, in their order.
+pub fn owner_uids(meta: &ObjectMeta) -> Vec<String> {
     meta.owner_references
         .iter()
         .flatten()
