@@ -9,7 +9,8 @@
 # times `terraform apply` (create all N) and `terraform plan` (refresh, no changes; the median of PLAN_RUNS), counts
 # the API requests each provider makes per resource during one plan (the instance's audit log: the providers
 # authenticate as their own users, which the audit policy records for every verb), the plugin's peak RSS during a plan
-# (GNU time around the plugin binary) and its start-to-handshake time (median of 20 starts).
+# (GNU time around the plugin binary), the CPU seconds of Terraform and of the plugin per plan (GNU time around each;
+# the median of the plans) and the plugin's start-to-handshake time (median of 20 starts).
 #
 # With BENCH_PROFILE=N, one more plan of N modelfleet_inference and of N floor_item runs under `perf record`; its
 # Terraform samples become a flame graph (fold-go-perf.py, then inferno-flamegraph) and a list of the functions with
@@ -58,10 +59,10 @@ trap 'rm -rf "$work"' EXIT
 export TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1 TF_CLI_CONFIG_FILE="$work/cli.tfrc"
 
 # wrap NAME BINARY DEST [VAR=VALUE...]: DEST runs BINARY under GNU time with the environment VAR=VALUE..., appending
-# "<peak KiB> <seconds>" per start to $work/NAME.rss.
+# "<peak KiB> <seconds> <user CPU s> <system CPU s>" per start to $work/NAME.rss.
 wrap() {
   mkdir -p "$(dirname "$3")"
-  printf '#!/bin/sh\nexec env %s /usr/bin/time -f "%%M %%e" -a -o "%s" "%s" "$@"\n' "${*:4}" "$work/$1.rss" "$2" >"$3"
+  printf '#!/bin/sh\nexec env %s /usr/bin/time -f "%%M %%e %%U %%S" -a -o "%s" "%s" "$@"\n' "${*:4}" "$work/$1.rss" "$2" >"$3"
   chmod +x "$3"
 }
 wrap modelfleet "$provider_bin" "$work/overrides/terraform-provider-modelfleet"
@@ -156,6 +157,13 @@ peak_kib() { # NAME: the largest peak RSS any start of plugin NAME reported sinc
   [ -f "$work/$1.rss" ] || { echo 0; return; }
   awk 'BEGIN{m=0} NF>=2 && $1+0>m {m=$1+0} END{print m}' "$work/$1.rss"
 }
+plugin_cpu() { # NAME: CPU seconds (user + system) of every start of plugin NAME since the file was cleared
+  [ -f "$work/$1.rss" ] || { echo 0; return; }
+  awk 'BEGIN{s=0} NF>=4 {s+=$3+$4} END{printf "%.2f\n", s}' "$work/$1.rss"
+}
+# Terraform's own CPU seconds (user + system) of the last command run under "$timed".
+timed=(/usr/bin/time -f "%U %S" -o "$work/terraform.cpu")
+terraform_cpu() { awk 'NF==2 && $1 ~ /^[0-9.]+$/ {printf "%.2f\n", $1+$2}' "$work/terraform.cpu"; }
 # seconds COMMAND...: runs it (output dropped; a failure, such as a plan with changes, stops the bench) and prints its
 # wall time in seconds.
 seconds() { local s=$EPOCHREALTIME; "$@" >/dev/null; awk -v a="$s" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.3f\n", b - a}'; }
@@ -206,11 +214,13 @@ bench() {
   [ "$kind" = modelfleet_inference ] || [ "$kind" = floor_item ] || (cd "$ws" && "$tf" init -input=false -no-color >/dev/null)
   log "$kind N=$n: apply"
   local apply; apply=$(cd "$ws" && seconds "$tf" apply -auto-approve -input=false -no-color)
-  local plans=() reqs=0 rss=0 i from
+  local plans=() tf_cpu=() plugin_cpus=() reqs=0 rss=0 i from
   for ((i = 1; i <= PLAN_RUNS; i++)); do
     rm -f "$work/$plugin.rss"
     from=$(audit_size)
-    plans+=("$(cd "$ws" && seconds "$tf" plan -detailed-exitcode -input=false -no-color)")
+    plans+=("$(cd "$ws" && seconds "${timed[@]}" "$tf" plan -detailed-exitcode -input=false -no-color)")
+    tf_cpu+=("$(terraform_cpu)")
+    plugin_cpus+=("$(plugin_cpu "$plugin")")
     if [ -n "$user" ]; then reqs=$(requests "$user" "$from"); fi
     rss=$(peak_kib "$plugin")
   done
@@ -220,9 +230,10 @@ bench() {
   log "$kind N=$n: destroy"
   local destroy; destroy=$(cd "$ws" && seconds "$tf" destroy -auto-approve -input=false -no-color)
   local plan; plan=$(median "${plans[@]}")
-  log "$kind N=$n: apply ${apply}s, plan ${plan}s (runs: ${plans[*]}), requests/plan $reqs, plugin peak ${rss} KiB"
-  printf '{"bench":"provider","kind":"%s","n":%s,"apply_s":%s,"plan_s":%s,"plan_runs":[%s],"destroy_s":%s,"requests_per_plan":%s,"plugin_peak_kib":%s}\n' \
-    "$kind" "$n" "$apply" "$plan" "$(IFS=,; echo "${plans[*]}")" "$destroy" "$reqs" "$rss" >>"$results"
+  local cpu plugin_cpu_s; cpu=$(median "${tf_cpu[@]}"); plugin_cpu_s=$(median "${plugin_cpus[@]}")
+  log "$kind N=$n: apply ${apply}s, plan ${plan}s (runs: ${plans[*]}), requests/plan $reqs, plugin peak ${rss} KiB, CPU per plan: Terraform ${cpu}s, plugin ${plugin_cpu_s}s"
+  printf '{"bench":"provider","kind":"%s","n":%s,"apply_s":%s,"plan_s":%s,"plan_runs":[%s],"destroy_s":%s,"requests_per_plan":%s,"plugin_peak_kib":%s,"terraform_cpu_s":%s,"plugin_cpu_s":%s}\n' \
+    "$kind" "$n" "$apply" "$plan" "$(IFS=,; echo "${plans[*]}")" "$destroy" "$reqs" "$rss" "$cpu" "$plugin_cpu_s" >>"$results"
 }
 
 for binary in modelfleet:"$provider_bin" kubernetes:"$peer_bin" floor:"$floor_bin"; do

@@ -34,8 +34,8 @@ def provider_tables(rows, handshakes):
     sizes = sorted({r["n"] for r in rows})
     out = [
         "| N | provider | apply s | plan s (median) | plan / floor | plan / plugin floor | requests per resource per plan "
-        "| plugin peak RSS MiB |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| plugin peak RSS MiB | Terraform CPU s per plan | plugin CPU s per plan |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for n in sizes:
         floor, plugin_floor = by.get(("terraform_data", n)), by.get(("floor_item", n))
@@ -47,8 +47,12 @@ def provider_tables(rows, handshakes):
             plugin_ratio = f"{r['plan_s'] / plugin_floor['plan_s']:.2f}x" if plugin_floor else "-"
             reqs = f"{r['requests_per_plan'] / n:.2f}" if kind not in ("terraform_data", "floor_item") else "-"
             rss = f"{r['plugin_peak_kib'] / 1024:.0f}" if r["plugin_peak_kib"] else "-"
+            # Lines written before provider.sh recorded CPU have neither figure.
+            tf_cpu = fmt(r.get("terraform_cpu_s"))
+            plugin_cpu = fmt(r.get("plugin_cpu_s")) if kind != "terraform_data" else "-"
             out.append(
-                f"| {n} | `{kind}` | {r['apply_s']:.2f} | {r['plan_s']:.2f} | {ratio} | {plugin_ratio} | {reqs} | {rss} |"
+                f"| {n} | `{kind}` | {r['apply_s']:.2f} | {r['plan_s']:.2f} | {ratio} | {plugin_ratio} | {reqs} | {rss} "
+                f"| {tf_cpu} | {plugin_cpu} |"
             )
     out.append("")
     for h in handshakes:
@@ -72,6 +76,11 @@ def provider_targets(by, sizes, handshakes):
         targets.append(
             f"| (reference) the plugin floor of {n}, a provider with no I/O, against `terraform_data` | {r:.2f}x | - |"
         )
+        if floor.get("terraform_cpu_s") and plugin_floor.get("terraform_cpu_s"):
+            r = plugin_floor["terraform_cpu_s"] / floor["terraform_cpu_s"]
+            targets.append(
+                f"| (reference) Terraform's own CPU for the plugin floor of {n} against `terraform_data` | {r:.2f}x | - |"
+            )
     # The peer is slow and often run at the small sizes only: compare at the largest N both ran.
     both = [s for s in sizes if ("modelfleet_inference", s) in by and ("kubernetes_manifest", s) in by]
     if both:

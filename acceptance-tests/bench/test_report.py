@@ -7,9 +7,11 @@ import unittest
 import report
 
 
-def provider_row(kind, n, plan_s, requests=0, rss_kib=0):
-    return {"bench": "provider", "kind": kind, "n": n, "apply_s": 1.0, "plan_s": plan_s, "plan_runs": [plan_s],
-            "destroy_s": 1.0, "requests_per_plan": requests, "plugin_peak_kib": rss_kib}
+def provider_row(kind, n, plan_s, requests=0, rss_kib=0, **extra):
+    row = {"bench": "provider", "kind": kind, "n": n, "apply_s": 1.0, "plan_s": plan_s, "plan_runs": [plan_s],
+           "destroy_s": 1.0, "requests_per_plan": requests, "plugin_peak_kib": rss_kib}
+    row.update(extra)
+    return row
 
 
 def operator_row(n, ratio, **extra):
@@ -58,6 +60,22 @@ class ProviderTargets(unittest.TestCase):
         self.assertEqual(got["at most one API request per resource per refresh"], "MISSED")
         linear = [t for t in got if t.startswith("plan cost linear in N")]
         self.assertEqual([got[t] for t in linear], ["MISSED"])
+
+
+    def test_cpu_columns_and_the_floor_cpu_reference_appear_only_when_recorded(self):
+        rows = [
+            provider_row("terraform_data", 500, 1.0, terraform_cpu_s=0.6, plugin_cpu_s=0),
+            provider_row("floor_item", 500, 2.5, rss_kib=2048, terraform_cpu_s=1.26, plugin_cpu_s=0.45),
+        ]
+        lines = report.provider_tables(rows, [])
+        self.assertIn("| 500 | `floor_item` | 1.00 | 2.50 | 2.50x | 1.00x | - | 2 | 1.26 | 0.45 |", lines)
+        self.assertIn("| 500 | `terraform_data` | 1.00 | 1.00 | 1.00x | 0.40x | - | - | 0.6 | - |", lines)
+        self.assertIn(
+            "| (reference) Terraform's own CPU for the plugin floor of 500 against `terraform_data` | 2.10x | - |", lines
+        )
+        old = report.provider_tables([provider_row("terraform_data", 500, 1.0), provider_row("floor_item", 500, 2.5)], [])
+        self.assertIn("| 500 | `floor_item` | 1.00 | 2.50 | 2.50x | 1.00x | - | - | - | - |", old)
+        self.assertFalse(any("own CPU" in line for line in old))
 
 
 class OperatorTargets(unittest.TestCase):
