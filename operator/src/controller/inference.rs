@@ -250,10 +250,8 @@ struct Applied {
     /// The hostname and path an older service holds ([`routes::RouteClaims::conflict`]): no HTTPRoute was applied.
     conflict: Option<Conflict>,
     /// `Kind/name` of each child this apply created, announced in one `Created` Event (one write, not one per child).
+    /// The first is created after a fresh read confirmed the service current ([`Owner::confirm_current`]).
     created: Vec<String>,
-    /// Whether a fresh read confirmed the service current ([`Owner::confirm_current`]): done once, before the first
-    /// child this reconcile creates.
-    confirmed_current: bool,
 }
 
 /// apply: Service, Deployment (with the replica hand-over), ScaledObject, HTTPRoute, each skipped when unchanged;
@@ -332,10 +330,11 @@ async fn apply_child(
     applied: &mut Applied,
 ) -> Result<(ApplyOutcome, DynamicObject)> {
     let created = live.is_absent();
-    if created && !applied.confirmed_current {
-        let services: Api<InferenceService> = Api::namespaced(ctx.client.clone(), &owner.namespace);
-        owner.confirm_current(&services).await?;
-        applied.confirmed_current = true;
+    // Only the first child this reconcile creates waits for the read; the later ones follow a confirmed one.
+    if created && applied.created.is_empty() {
+        owner
+            .confirm_current::<InferenceService>(&ctx.client)
+            .await?;
     }
     let (outcome, object) = apply::apply(&ctx.client, &ctx.children, child, live).await?;
     applied

@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::DeserializeGuard;
+use kube::core::NamespaceResourceScope;
 use kube::runtime::controller::{Action, Error as ControllerError};
-use kube::{Api, Resource};
+use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
 use super::context::Context;
@@ -77,12 +78,15 @@ impl Owner {
     /// # Errors
     /// [`Error::Outdated`] when the object is gone or changed (an outdated read: [`Error::is_conflict`], retried on
     /// fresh data); [`Error::Fetch`] when the read fails.
-    pub async fn confirm_current<K>(&self, api: &Api<K>) -> Result<()>
+    pub async fn confirm_current<K>(&self, client: &Client) -> Result<()>
     where
-        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + Debug,
     {
         let object = format!("{}/{}/{}", K::kind(&()), self.namespace, self.name);
-        let live = api
+        let live = Api::<K>::namespaced(client.clone(), &self.namespace)
             .get_metadata_opt(&self.name)
             .await
             .map_err(|e| Error::fetch(object.clone(), e))?;

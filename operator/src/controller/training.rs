@@ -242,8 +242,7 @@ async fn create_job(
     children: &TrainingChildren,
 ) -> Result<Job> {
     let child = Child::typed(&children.job)?;
-    let runs: Api<TrainingRun> = Api::namespaced(ctx.client.clone(), &owner.namespace);
-    owner.confirm_current(&runs).await?;
+    owner.confirm_current::<TrainingRun>(&ctx.client).await?;
     // Created by a create-only apply, with no read of the Job first: a Job of this name that the fetch did not select
     // (another owner's, or a deleted run's still terminating) is refused, never adopted.
     let (_, object) = apply::apply(&ctx.client, &ctx.children, &child, Live::Unseen).await?;
