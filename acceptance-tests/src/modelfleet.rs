@@ -1,6 +1,7 @@
 //! Model Fleet objects in tests: installing the CRDs, typed-free access to TrainingRuns and Datasets
 //! (`DynamicObject`, so tests read the wire format users see), examples with their namespace
-//! rewritten, and the operator's reconcile-error metric.
+//! rewritten, the operator's reconcile-error metric, and a typed minimal TrainingRun for tests that drive the
+//! operator's own code.
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -8,6 +9,7 @@ use std::sync::Mutex;
 use anyhow::Context as _;
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
+use model_fleet_api::TrainingRun;
 use serde_json::{Value, json};
 
 use crate::cluster::repo_root;
@@ -109,6 +111,21 @@ pub async fn create(
     Ok(api(client, namespace, &kind)
         .create(&PostParams::default(), &object)
         .await?)
+}
+
+/// Creates the smallest valid TrainingRun `name` through `api`: one container whose image never starts
+/// (`modelfleet.local/sim:never`), for tests of what the operator does with a run rather than of the run itself.
+///
+/// Errors: the API server's refusal.
+pub async fn create_training_run(
+    api: &Api<TrainingRun>,
+    name: &str,
+) -> anyhow::Result<TrainingRun> {
+    let object: TrainingRun = serde_json::from_value(json!({
+        "apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun", "metadata": {"name": name},
+        "spec": {"container": {"image": "modelfleet.local/sim:never"}},
+    }))?;
+    Ok(api.create(&PostParams::default(), &object).await?)
 }
 
 /// Sum of `model_fleet_reconcile_errors_total` for `kind` on the operator's `/metrics` (0 when no

@@ -4,17 +4,16 @@
 
 use std::time::Duration;
 
+use acceptance_tests::modelfleet::create_training_run;
 use acceptance_tests::process::operator_kubeconfig;
 use acceptance_tests::{Cluster, OperatorProcess, wait_for};
 use futures::StreamExt as _;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
-use kube::api::PostParams;
 use kube::core::DeserializeGuard;
 use kube::runtime::reflector::ObjectRef;
 use model_fleet_api::TrainingRun;
 use model_fleet_operator::controller::runtime::{primary_watch, watch_config};
-use serde_json::json;
 
 #[tokio::test]
 async fn operator_serves_health_and_metrics_with_the_charts_rbac() -> anyhow::Result<()> {
@@ -113,11 +112,7 @@ async fn a_controller_cache_holds_objects_without_managed_fields() -> anyhow::Re
     let ns = cluster.namespace("op-cache").await?;
     let client = cluster.client().await?;
     let runs: Api<TrainingRun> = Api::namespaced(client.clone(), ns.name());
-    let run: TrainingRun = serde_json::from_value(json!({
-        "apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun", "metadata": {"name": "cached"},
-        "spec": {"container": {"image": "modelfleet.local/sim:never"}},
-    }))?;
-    let created = runs.create(&PostParams::default(), &run).await?;
+    let created = create_training_run(&runs, "cached").await?;
     assert!(
         created.metadata.managed_fields.is_some(),
         "the API server returns them"

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use acceptance_tests::Cluster;
 use acceptance_tests::drills::check::owner_uids;
 use acceptance_tests::inference::echo_spec;
+use acceptance_tests::modelfleet::create_training_run;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -206,14 +207,6 @@ async fn a_create_only_apply_creates_what_is_missing_and_never_changes_what_exis
     Ok(())
 }
 
-async fn create_run(api: &Api<TrainingRun>, name: &str) -> anyhow::Result<TrainingRun> {
-    let object: TrainingRun = serde_json::from_value(json!({
-        "apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun", "metadata": {"name": name},
-        "spec": {"container": {"image": "modelfleet.local/sim:never"}},
-    }))?;
-    Ok(api.create(&PostParams::default(), &object).await?)
-}
-
 /// The operator's reconcile (the frame and the pipeline) of `object` as a cache would hand it over.
 async fn reconcile_read<K: Reconcile + Clone>(ctx: &Arc<Context>, object: &K) -> Result<(), Error> {
     reconcile(Arc::new(DeserializeGuard(Ok(object.clone()))), ctx.clone())
@@ -361,7 +354,7 @@ async fn a_job_is_created_only_from_a_current_read_of_its_run() -> anyhow::Resul
     let ctx = operator_context(&client, ns.name());
     let mark = cluster.audit_log().mark()?;
 
-    let current = outdated_reads(&ctx, &runs, "ft", || create_run(&runs, "ft")).await?;
+    let current = outdated_reads(&ctx, &runs, "ft", || create_training_run(&runs, "ft")).await?;
     assert_eq!(
         writes_of(&mark, ns.name(), &["jobs"])?,
         Vec::<String>::new(),
