@@ -3,7 +3,8 @@
 //! (case P-01).
 //!
 //! Values are `numer / denom` in `i128`, kept in lowest terms. Parsing bounds the inputs (at most 18 fraction digits,
-//! exponents that fit `i128`), and comparison never multiplies, so it cannot overflow whatever the operands.
+//! exponents that fit `i128`); arithmetic is checked (`None` on overflow, never a panic or a wrapped value), and
+//! comparison and display never multiply, so they cannot overflow whatever the operands.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -15,9 +16,9 @@ pub struct Exact {
     denom: i128,
 }
 
-fn gcd(mut a: i128, mut b: i128) -> i128 {
-    a = a.abs();
-    b = b.abs();
+/// Greatest common divisor of the magnitudes, at least 1 (so `gcd(0, 0)` divides safely). Neither may be `i128::MIN`.
+fn gcd(a: i128, b: i128) -> i128 {
+    let (mut a, mut b) = (a.abs(), b.abs());
     while b != 0 {
         (a, b) = (b, a % b);
     }
@@ -31,15 +32,25 @@ impl Exact {
     /// Zero.
     pub const ZERO: Exact = Exact { numer: 0, denom: 1 };
 
-    /// `numer / denom`. Panics when `denom` is 0 (never reachable from parsed input).
+    /// `numer / denom` in lowest terms. Panics when `denom` is 0 or either part is `i128::MIN` (whose magnitude
+    /// `i128` cannot hold); arithmetic goes through [`Exact::reduced`] instead, which refuses them.
     pub fn new(numer: i128, denom: i128) -> Exact {
-        assert!(denom != 0, "denominator must not be zero");
-        let sign = if denom < 0 { -1 } else { 1 };
-        let g = gcd(numer, denom);
-        Exact {
-            numer: sign * numer / g,
-            denom: sign * denom / g,
+        Exact::reduced(numer, denom)
+            .expect("denominator must not be zero and neither part may be i128::MIN")
+    }
+
+    /// `numer / denom` in lowest terms with a positive denominator; `None` when `denom` is 0 or either part is
+    /// `i128::MIN`.
+    fn reduced(numer: i128, denom: i128) -> Option<Exact> {
+        if denom == 0 || numer == i128::MIN || denom == i128::MIN {
+            return None;
         }
+        let g = gcd(numer, denom);
+        let sign = denom.signum();
+        Some(Exact {
+            numer: sign * (numer / g),
+            denom: sign * (denom / g),
+        })
     }
 
     /// A whole number.
@@ -90,32 +101,32 @@ impl Exact {
         Exact::parse_decimal(&n.to_string()).filter(|e| *e >= Exact::ZERO)
     }
 
-    /// Sum.
-    pub fn plus(self, other: Exact) -> Exact {
-        Exact::new(
-            self.numer * other.denom + other.numer * self.denom,
-            self.denom * other.denom,
+    /// Sum; `None` when it does not fit `i128`. Adds over the least common denominator, so sums of values whose
+    /// denominators share factors (decimals, GiB fractions) stay far from the bound.
+    pub fn checked_add(self, other: Exact) -> Option<Exact> {
+        let g = gcd(self.denom, other.denom);
+        let (b, d) = (self.denom / g, other.denom / g);
+        // a/(g b) + c/(g d) = (a d + c b) / (g b d)
+        let numer = self
+            .numer
+            .checked_mul(d)?
+            .checked_add(other.numer.checked_mul(b)?)?;
+        Exact::reduced(numer, self.denom.checked_mul(d)?)
+    }
+
+    /// Product; `None` when it does not fit `i128`. Cancels common factors crosswise before multiplying.
+    pub fn checked_mul(self, other: Exact) -> Option<Exact> {
+        let g1 = gcd(self.numer, other.denom);
+        let g2 = gcd(other.numer, self.denom);
+        Exact::reduced(
+            (self.numer / g1).checked_mul(other.numer / g2)?,
+            (self.denom / g2).checked_mul(other.denom / g1)?,
         )
     }
 
-    /// Product.
-    pub fn times(self, other: Exact) -> Exact {
-        Exact::new(self.numer * other.numer, self.denom * other.denom)
-    }
-
-    /// `self x factor` for an integer factor, `None` on `i128` overflow (quantity suffixes up to `Ei`).
-    pub fn checked_scale(self, factor: i128) -> Option<Exact> {
-        Some(Exact::new(self.numer.checked_mul(factor)?, self.denom))
-    }
-
-    /// `self / divisor` for a positive integer divisor, `None` on `i128` overflow (quantity suffixes down to `n`).
-    pub fn checked_divide(self, divisor: i128) -> Option<Exact> {
-        Some(Exact::new(self.numer, self.denom.checked_mul(divisor)?))
-    }
-
-    /// Quotient; `None` when dividing by zero.
-    pub fn over(self, other: Exact) -> Option<Exact> {
-        (other.numer != 0).then(|| Exact::new(self.numer * other.denom, self.denom * other.numer))
+    /// Quotient; `None` when dividing by zero or when it does not fit `i128`.
+    pub fn checked_div(self, other: Exact) -> Option<Exact> {
+        self.checked_mul(Exact::reduced(other.denom, other.numer)?)
     }
 
     /// Smallest integer not below the value.
@@ -179,14 +190,36 @@ fn compare(a: i128, b: i128, c: i128, d: i128) -> Ordering {
 }
 
 impl fmt::Display for Exact {
-    /// Decimal text: exact when the expansion ends within 4 places (`50.6`), else rounded up at 4 places and marked
-    /// with a trailing `...`.
+    /// Decimal text: exact when the expansion ends within 4 places (`50.6`), else rounded away from zero at 4 places
+    /// and marked with a trailing `...` (`0.3334...`, `-0.3334...`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let scaled = Exact::new(self.numer * 10_000, self.denom);
-        let ceil = scaled.ceil();
-        let exact = scaled.numer().rem_euclid(scaled.denom()) == 0;
-        let (whole, frac) = (ceil / 10_000, ceil % 10_000);
-        let mut frac_text = format!("{frac:04}");
+        if self.numer < 0 {
+            // `numer` is never i128::MIN, so its negation fits.
+            let magnitude = Exact {
+                numer: -self.numer,
+                denom: self.denom,
+            };
+            return write!(f, "-{magnitude}");
+        }
+        // Long division of the remainder, one digit at a time, so no step can overflow.
+        let mut whole = self.numer / self.denom;
+        let mut rem = self.numer % self.denom;
+        let mut digits = [0u8; 4];
+        for digit in &mut digits {
+            (*digit, rem) = ten_times_divmod(rem, self.denom);
+        }
+        let exact = rem == 0;
+        if !exact {
+            // Round up at the last place, carrying into the whole part.
+            let carried = digits.iter_mut().rev().all(|d| {
+                *d = (*d + 1) % 10;
+                *d == 0
+            });
+            if carried {
+                whole += 1;
+            }
+        }
+        let mut frac_text: String = digits.iter().map(|d| char::from(b'0' + d)).collect();
         while frac_text.ends_with('0') {
             frac_text.pop();
         }
@@ -200,6 +233,21 @@ impl fmt::Display for Exact {
         }
         Ok(())
     }
+}
+
+/// `(10 r) / d` and `(10 r) % d` for `0 <= r < d`, by ten modular additions (no product that could overflow).
+fn ten_times_divmod(r: i128, d: i128) -> (u8, i128) {
+    let (mut quotient, mut acc) = (0u8, 0i128);
+    for _ in 0..10 {
+        // acc + r, reduced mod d, without forming a sum that could exceed i128 (acc, r < d).
+        if acc >= d - r {
+            acc -= d - r;
+            quotient += 1;
+        } else {
+            acc += r;
+        }
+    }
+    (quotient, acc)
 }
 
 #[cfg(test)]
@@ -230,8 +278,50 @@ mod tests {
         assert_eq!(Exact::new(506, 10).to_string(), "50.6");
         assert_eq!(Exact::int(54).to_string(), "54");
         assert_eq!(Exact::new(1, 3).to_string(), "0.3334...");
+        assert_eq!(Exact::new(-1, 3).to_string(), "-0.3334...");
+        assert_eq!(Exact::new(99_999, 100_000).to_string(), "1...");
+        assert_eq!(Exact::new(-27, 2).to_string(), "-13.5");
+        // Display never multiplies: the largest parts print without overflow.
+        assert_eq!(Exact::int(i128::MAX).to_string(), i128::MAX.to_string());
+        assert_eq!(Exact::new(i128::MAX - 1, i128::MAX).to_string(), "1...");
         assert_eq!(Exact::new(506, 10).ceil(), 51);
         assert_eq!(Exact::int(51).ceil(), 51);
+    }
+
+    #[test]
+    fn arithmetic_is_exact() {
+        let (half, third) = (Exact::new(1, 2), Exact::new(1, 3));
+        assert_eq!(half.checked_add(third), Some(Exact::new(5, 6)));
+        assert_eq!(half.checked_mul(third), Some(Exact::new(1, 6)));
+        assert_eq!(half.checked_div(third), Some(Exact::new(3, 2)));
+        assert_eq!(half.checked_div(Exact::ZERO), None);
+        assert_eq!(Exact::new(-1, 2).checked_add(half), Some(Exact::ZERO));
+    }
+
+    // The fuzz case that once panicked in `plus` (attempt to multiply with overflow): i64::MAX GiB plus a decimal
+    // with nine fraction digits.
+    #[test]
+    fn arithmetic_refuses_overflow_instead_of_panicking() {
+        let huge = Exact::int(i128::from(i64::MAX));
+        let fraction = Exact::parse_decimal("780998.389051993").unwrap();
+        let sum = huge.checked_add(fraction).unwrap();
+        assert!(sum > huge);
+        assert_eq!(sum.checked_mul(sum).and_then(|s| s.checked_mul(sum)), None);
+        assert_eq!(Exact::int(i128::MAX).checked_add(Exact::int(1)), None);
+        assert_eq!(Exact::int(i128::MAX).checked_mul(Exact::int(-2)), None);
+        assert_eq!(Exact::new(1, i128::MAX).checked_div(Exact::int(2)), None);
+        // A result of exactly i128::MIN has no magnitude in i128: refused, not a panic in the reduction.
+        assert_eq!(Exact::int(-(1 << 126)).checked_mul(Exact::int(2)), None);
+        // Common factors cancel first, so products and sums with a shared scale stay in range.
+        let tiny = Exact::new(1, 1_000_000_000_000_000_000);
+        assert_eq!(
+            Exact::int(1_000_000_000_000_000_000).checked_mul(tiny),
+            Some(Exact::int(1))
+        );
+        assert_eq!(
+            Exact::new(i128::MAX / 4, 1 << 100).checked_add(Exact::new(1, 1 << 100)),
+            Some(Exact::new(i128::MAX / 4 + 1, 1 << 100))
+        );
     }
 
     #[test]

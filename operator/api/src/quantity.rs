@@ -39,11 +39,11 @@ pub fn parse(text: &str) -> Option<Exact> {
         .copied()
         .find(|(suffix, _, _)| text.ends_with(suffix))?;
     let number = Exact::parse_decimal(&text[..text.len() - suffix.len()])?;
-    let factor = base.checked_pow(power.unsigned_abs())?;
+    let factor = Exact::int(base.checked_pow(power.unsigned_abs())?);
     if power >= 0 {
-        number.checked_scale(factor)
+        number.checked_mul(factor)
     } else {
-        number.checked_divide(factor)
+        number.checked_div(factor)
     }
 }
 

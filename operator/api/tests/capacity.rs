@@ -97,7 +97,7 @@ fn defaults_are_shards_gpu_count_runtime_2_margin_10() {
         (2, Exact::int(2), 10)
     );
     // (20 / 2 + 2) x 1.1 = 13.2
-    assert_eq!(capacity::per_gpu_gib(&i), Exact::new(132, 10));
+    assert_eq!(capacity::per_gpu_gib(&i), Some(Exact::new(132, 10)));
 }
 
 #[test]
@@ -197,6 +197,66 @@ fn decimal_inputs_are_exact() {
     );
 }
 
+// The fuzz case that panicked in CI of 940e779 (i128 overflow adding i64::MAX GiB to a nine-digit decimal): sizes the
+// CRD would refuse are refused by the budget too, naming the field and its bound, whoever calls it (`render -f`, the
+// provider's plan).
+#[test]
+fn sizes_beyond_the_api_bounds_are_refused_on_their_field() {
+    let g = gpu(
+        "count: 1\nfit:\n  modules:\n  - {name: a, weightsGiB: 9223372036854775807, placement: sharded}\n  - {name: b, weightsGiB: 780998.389051993, placement: sharded}\n  runtimeGiB: 161902.24380110504\n",
+    );
+    let err = capacity::plan(&g).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "gpu.fit.modules[0].weightsGiB: must be a non-negative decimal number of GiB, at most 65536, with at most 18 \
+         fraction digits"
+    );
+    let err = capacity::plan(&gpu(
+        "count: 1\nfit:\n  modules:\n  - {name: a, weightsGiB: 1, kvCacheGiB: 65536.5, placement: sharded}\n",
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("gpu.fit.modules[0].kvCacheGiB: must be"),
+        "{err}"
+    );
+    let err = capacity::plan(&gpu(
+        "count: 1\nfit:\n  modules:\n  - {name: a, weightsGiB: 1, placement: sharded}\n  runtimeGiB: 1025\n",
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "gpu.fit.runtimeGiB: must be a non-negative decimal number of GiB, at most 1024"
+        ),
+        "{err}"
+    );
+    let err = capacity::plan(&gpu(
+        "count: 1\nfit:\n  modules:\n  - {name: a, weightsGiB: 1, placement: sharded}\n  shards: 65\n",
+    ))
+    .unwrap_err();
+    assert_eq!(err, CapacityError::NoShards(1));
+    // The bounds themselves are accepted (and too big for any class).
+    let at_bounds = capacity::plan(&gpu(
+        "count: 1\nfit:\n  modules:\n  - {name: a, weightsGiB: 65536, kvCacheGiB: 65536, placement: replicated}\n  runtimeGiB: 1024\n  shards: 64\n",
+    ));
+    assert!(
+        matches!(at_bounds, Err(CapacityError::TooBig { .. })),
+        "{at_bounds:?}"
+    );
+}
+
+// `budget` takes inputs no bound has checked: a sum beyond i128 is an error, not a panic.
+#[test]
+fn a_budget_beyond_exact_arithmetic_is_an_error() {
+    let huge = module(Exact::int(i128::MAX / 2), Placement::Replicated);
+    let err = capacity::budget(input(vec![huge.clone(), huge], 1, 2, 10)).unwrap_err();
+    assert_eq!(err, CapacityError::Overflow);
+    assert!(
+        err.to_string()
+            .starts_with("gpu.fit: the per-GPU budget is too large to compute exactly")
+    );
+}
+
 #[test]
 fn placement_terms() {
     let g = gpu(
@@ -262,16 +322,16 @@ proptest! {
         let base = input(modules.clone(), shards, runtime, margin);
         let more_runtime = input(modules.clone(), shards, runtime + extra, margin);
         let more_margin = input(modules, shards, runtime, (margin + extra_margin).min(100));
-        let b = capacity::per_gpu_gib(&base);
-        prop_assert!(capacity::per_gpu_gib(&more_runtime) >= b);
-        prop_assert!(capacity::per_gpu_gib(&more_margin) >= b);
+        let b = capacity::per_gpu_gib(&base).unwrap();
+        prop_assert!(capacity::per_gpu_gib(&more_runtime).unwrap() >= b);
+        prop_assert!(capacity::per_gpu_gib(&more_margin).unwrap() >= b);
     }
 
     // The chosen class is the smallest that fits, and it really fits.
     #[test]
     fn chosen_class_is_smallest_fitting(modules in arb_modules(), shards in 1u32..16, runtime in 0i128..16, margin in 0u32..=100) {
         let i = input(modules, shards, runtime, margin);
-        let gib = capacity::per_gpu_gib(&i);
+        let gib = capacity::per_gpu_gib(&i).unwrap();
         match capacity::budget(i) {
             Ok(b) => {
                 prop_assert!(capacity::fits(gib, b.class()));
@@ -323,8 +383,9 @@ fn more_shards_than_kv_heads_replicate_the_heads() {
     assert_eq!(
         budget.per_gpu_gib,
         Exact::new(1315, 160)
-            .plus(Exact::int(7))
-            .times(Exact::new(11, 10))
+            .checked_add(Exact::int(7))
+            .and_then(|e| e.checked_mul(Exact::new(11, 10)))
+            .unwrap()
     );
 }
 

@@ -103,17 +103,27 @@ fn budget(inputs: &PlanInputs<'_>) -> Result<Option<FitBudget>, Diagnostics> {
 /// The plan-time diagnostic of a fit that cannot be placed, on the attribute it is about.
 pub fn fit_error(err: &CapacityError) -> Diagnostics {
     let path = match err {
-        CapacityError::BadNumber { index, .. } if *index != usize::MAX => {
-            AttrPath::attrs(&["gpu", "fit", "modules"]).index(*index)
+        CapacityError::BadNumber {
+            index: Some(index),
+            field,
+            ..
+        } => AttrPath::attrs(&["gpu", "fit", "modules"])
+            .index(*index)
+            .attr(if *field == "kvCacheGiB" {
+                "kv_cache_gib"
+            } else {
+                "weights_gib"
+            }),
+        CapacityError::BadNumber { index: None, .. } => {
+            AttrPath::attrs(&["gpu", "fit", "runtime_gib"])
         }
-        CapacityError::BadNumber { .. } => AttrPath::attrs(&["gpu", "fit", "runtime_gib"]),
         CapacityError::NoShards(_) => AttrPath::attrs(&["gpu", "fit", "shards"]),
         CapacityError::KvShape { index, .. } => AttrPath::attrs(&["gpu", "fit", "modules"])
             .index(*index)
             .attr("kv_cache")
             .attr("from_shape"),
         CapacityError::KvShards { .. } => AttrPath::attrs(&["gpu", "count"]),
-        CapacityError::TooBig { .. } => AttrPath::attrs(&["gpu", "fit"]),
+        CapacityError::TooBig { .. } | CapacityError::Overflow => AttrPath::attrs(&["gpu", "fit"]),
     };
     Diagnostics::error_at(path, "GPU fit cannot be placed", err.to_string())
 }

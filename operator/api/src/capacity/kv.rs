@@ -126,10 +126,11 @@ impl ShapedKv {
         }
     }
 
-    /// Per-GPU bytes over `shards`, exact; `None` when [`ShapedKv::split`] refuses the count.
+    /// Per-GPU bytes over `shards`, exact; `None` when [`ShapedKv::split`] refuses the count (the division itself
+    /// cannot overflow: `bytes` is at most [`MAX_BYTES`]).
     pub fn per_gpu_bytes(&self, shards: u32) -> Option<Exact> {
         let ways = self.split(shards)?;
-        Exact::new(self.bytes, 1).over(Exact::int(i128::from(ways)))
+        Exact::int(self.bytes).checked_div(Exact::int(i128::from(ways)))
     }
 
     /// Every shard count from 1 to [`MAX_SHARDS`] that [`ShapedKv::split`] accepts, ascending.

@@ -26,6 +26,10 @@ pub const DEFAULT_RUNTIME_GIB: i128 = 2;
 pub const DEFAULT_MARGIN_PERCENT: u32 = 10;
 /// MiB per GiB.
 pub const MIB_PER_GIB: i128 = 1024;
+/// Largest `weightsGiB` and `kvCacheGiB` of one fit module, in GiB (the CRD's bound on both fields).
+pub const MAX_MODULE_GIB: i128 = 65536;
+/// Largest `runtimeGiB`, in GiB (the CRD's bound on the field).
+pub const MAX_RUNTIME_GIB: i128 = 1024;
 
 /// One memory consumer, sizes in GiB (2^30 bytes), exact.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,24 +46,20 @@ pub struct ModuleInput {
 }
 
 impl ModuleInput {
-    /// This module's exact share of one GPU in GiB over `shards`. A shard count the KV heads cannot use (refused by
-    /// [`budget`] first) splits the cache over `min(shards, kvHeads)`.
-    pub fn per_gpu_gib(&self, shards: u32) -> Exact {
+    /// This module's exact share of one GPU in GiB over `shards`; `None` when it does not fit `i128` (inputs
+    /// within [`MAX_MODULE_GIB`] and [`kv::MAX_SHARDS`] always do). A shard count the KV heads cannot use (refused
+    /// by [`budget`] first) splits the cache over `min(shards, kvHeads)`.
+    pub fn per_gpu_gib(&self, shards: u32) -> Option<Exact> {
         let shards = shards.max(1);
+        let kv = self.kv.map_or(Exact::ZERO, |kv| kv.gib());
         match self.placement {
-            Placement::Replicated => self.gib.plus(self.kv.map_or(Exact::ZERO, |kv| kv.gib())),
+            Placement::Replicated => self.gib.checked_add(kv),
             Placement::Sharded => {
-                let weights = self
-                    .gib
-                    .over(Exact::int(i128::from(shards)))
-                    .expect("shards >= 1");
-                let kv = self.kv.map_or(Exact::ZERO, |kv| {
-                    let ways = kv.split(shards).unwrap_or(shards.min(kv.kv_heads));
-                    kv.gib()
-                        .over(Exact::int(i128::from(ways)))
-                        .expect("kvHeads >= 1")
+                let ways = self.kv.map_or(1, |kv| {
+                    kv.split(shards).unwrap_or(shards.min(kv.kv_heads).max(1))
                 });
-                weights.plus(kv)
+                let weights = self.gib.checked_div(Exact::int(i128::from(shards)))?;
+                weights.checked_add(kv.checked_div(Exact::int(i128::from(ways)))?)
             }
         }
     }
@@ -84,11 +84,9 @@ impl KvCacheFact {
 
     /// Per-GPU share in MiB (2^20 bytes), rounded up.
     pub fn per_gpu_mib(&self) -> i64 {
-        let mib = self
-            .per_gpu_bytes
-            .over(Exact::int(1 << 20))
-            .expect("non-zero");
-        i64::try_from(mib.ceil()).unwrap_or(i64::MAX)
+        let mib = self.per_gpu_bytes.checked_div(Exact::int(1 << 20));
+        mib.and_then(|mib| i64::try_from(mib.ceil()).ok())
+            .unwrap_or(i64::MAX)
     }
 }
 
@@ -129,11 +127,6 @@ impl FitBudget {
         i64::try_from(self.per_gpu_gib.ceil()).unwrap_or(i64::MAX)
     }
 
-    /// The budget in MiB, exact.
-    pub fn per_gpu_mib(&self) -> Exact {
-        self.per_gpu_gib.times(Exact::int(MIB_PER_GIB))
-    }
-
     /// The warning for a budget with no headroom at all (`runtimeGiB: 0` and `marginPercent: 0`, both written out:
     /// absent means 2 GiB and 10%): valid, but the CUDA context, activations and allocator fragmentation then have
     /// no room, which is almost never what was meant. `None` otherwise. The operator reports it as
@@ -165,17 +158,34 @@ pub enum CapacityError {
         /// Shards that would fit the largest class.
         min_shards: Option<u32>,
     },
-    /// A size is not a non-negative decimal number.
-    #[error("gpu.fit.modules[{index}]: {field} must be a non-negative decimal number of GiB")]
+    /// A size is not a non-negative decimal number of at most `max` GiB with at most 18 fraction digits (the CRD
+    /// bounds these; `render -f` and the provider's plan check them here).
+    #[error(
+        "{}: must be a non-negative decimal number of GiB, at most {max}, with at most {} fraction digits",
+        number_path(*index, field), crate::exact::MAX_FRACTION_DIGITS
+    )]
     BadNumber {
-        /// Module index (or `usize::MAX` for `runtimeGiB`).
-        index: usize,
-        /// JSON field name.
+        /// Module index, `None` for `gpu.fit.runtimeGiB`.
+        index: Option<usize>,
+        /// JSON field name (`weightsGiB`, `kvCacheGiB`, `runtimeGiB`).
         field: &'static str,
+        /// The field's bound in GiB ([`MAX_MODULE_GIB`] or [`MAX_RUNTIME_GIB`]).
+        max: i128,
     },
-    /// `shards` (or `gpu.count` standing in for it) is below 1.
-    #[error("gpu.fit.shards: must be at least 1 (absent means gpu.count, which is {0})")]
+    /// `shards` (or `gpu.count` standing in for it) is outside 1 to [`kv::MAX_SHARDS`].
+    #[error(
+        "gpu.fit.shards: must be 1 to {max} (absent means gpu.count, which is {0})",
+        max = kv::MAX_SHARDS
+    )]
     NoShards(i32),
+    /// The exact budget does not fit `i128` arithmetic. Inputs within the bounds [`input_from_fit`] checks never
+    /// get here; [`budget`] called directly with larger ones does, instead of panicking.
+    #[error(
+        "gpu.fit: the per-GPU budget is too large to compute exactly: keep each module within {MAX_MODULE_GIB} GiB, \
+         runtimeGiB within {MAX_RUNTIME_GIB} and gpu.fit.shards within {}",
+        kv::MAX_SHARDS
+    )]
+    Overflow,
     /// A `kvCache.fromShape` that gives no size.
     #[error("gpu.fit.modules[{index}].kvCache.fromShape: {error}")]
     KvShape {
@@ -220,6 +230,14 @@ fn kv_shards_message(
     )
 }
 
+/// The API path of a size field: `gpu.fit.modules[i].weightsGiB` or `gpu.fit.runtimeGiB`.
+fn number_path(index: Option<usize>, field: &str) -> String {
+    match index {
+        Some(i) => format!("gpu.fit.modules[{i}].{field}"),
+        None => format!("gpu.fit.{field}"),
+    }
+}
+
 fn too_big_message(gib: i64, shards: u32, min_shards: Option<u32>) -> String {
     let top = largest();
     let head = format!(
@@ -236,12 +254,13 @@ fn too_big_message(gib: i64, shards: u32, min_shards: Option<u32>) -> String {
     }
 }
 
-/// Exact per-GPU budget in GiB for `input` (no class lookup).
-pub fn per_gpu_gib(input: &BudgetInput) -> Exact {
-    let per_device = input.modules.iter().fold(input.runtime_gib, |sum, m| {
-        sum.plus(m.per_gpu_gib(input.shards))
-    });
-    per_device.times(Exact::new(i128::from(100 + input.margin_percent), 100))
+/// Exact per-GPU budget in GiB for `input` (no class lookup); `None` when it does not fit `i128`, which inputs
+/// within the API's bounds never reach.
+pub fn per_gpu_gib(input: &BudgetInput) -> Option<Exact> {
+    let per_device = input.modules.iter().try_fold(input.runtime_gib, |sum, m| {
+        sum.checked_add(m.per_gpu_gib(input.shards)?)
+    })?;
+    per_device.checked_mul(Exact::new(i128::from(100 + input.margin_percent), 100))
 }
 
 /// The first sharded module whose KV heads cannot be split over `shards`, as [`CapacityError::KvShards`].
@@ -258,9 +277,10 @@ fn unsplittable(input: &BudgetInput, shards: u32) -> Option<CapacityError> {
     })
 }
 
-/// Whether `gib` (exact, GiB) fits `class`: budget in MiB <= usable MiB, exactly.
+/// Whether `gib` (exact, GiB) fits `class`: budget <= usable MiB / 1024, exactly (a division of constants, so no
+/// budget is too large to compare).
 pub fn fits(gib: Exact, class: &CapacityClass) -> bool {
-    gib.times(Exact::int(MIB_PER_GIB)) <= Exact::int(i128::from(class.usable_mib))
+    gib <= Exact::new(i128::from(class.usable_mib), MIB_PER_GIB)
 }
 
 /// The budget and the classes it fits, or [`CapacityError::TooBig`] saying how many shards would
@@ -269,7 +289,7 @@ pub fn budget(input: BudgetInput) -> Result<FitBudget, CapacityError> {
     if let Some(refusal) = unsplittable(&input, input.shards) {
         return Err(refusal);
     }
-    let gib = per_gpu_gib(&input);
+    let gib = per_gpu_gib(&input).ok_or(CapacityError::Overflow)?;
     let fitting: Vec<_> = CLASSES.iter().filter(|c| fits(gib, c)).collect();
     if fitting.is_empty() {
         let min_shards = (input.shards.max(1)..=1024).find(|&s| {
@@ -277,7 +297,8 @@ pub fn budget(input: BudgetInput) -> Result<FitBudget, CapacityError> {
                 shards: s,
                 ..input.clone()
             };
-            unsplittable(&trial, s).is_none() && fits(per_gpu_gib(&trial), largest())
+            unsplittable(&trial, s).is_none()
+                && per_gpu_gib(&trial).is_some_and(|gib| fits(gib, largest()))
         });
         return Err(CapacityError::TooBig {
             per_gpu_gib_ceil: i64::try_from(gib.ceil()).unwrap_or(i64::MAX),
@@ -316,15 +337,9 @@ pub fn input_from_fit(fit: &Fit, gpu_count: i32) -> Result<BudgetInput, Capacity
         .iter()
         .enumerate()
         .map(|(index, m)| {
-            let weights = Exact::from_json(&m.weights_gib).ok_or(CapacityError::BadNumber {
-                index,
-                field: "weightsGiB",
-            })?;
+            let weights = size(&m.weights_gib, Some(index), "weightsGiB", MAX_MODULE_GIB)?;
             let kv = match &m.kv_cache_gib {
-                Some(n) => Exact::from_json(n).ok_or(CapacityError::BadNumber {
-                    index,
-                    field: "kvCacheGiB",
-                })?,
+                Some(n) => size(n, Some(index), "kvCacheGiB", MAX_MODULE_GIB)?,
                 None => Exact::ZERO,
             };
             let shaped = m
@@ -335,7 +350,7 @@ pub fn input_from_fit(fit: &Fit, gpu_count: i32) -> Result<BudgetInput, Capacity
                 .map_err(|error| CapacityError::KvShape { index, error })?;
             Ok(ModuleInput {
                 name: m.name.clone(),
-                gib: weights.plus(kv),
+                gib: weights.checked_add(kv).ok_or(CapacityError::Overflow)?,
                 placement: m.placement,
                 kv: shaped,
             })
@@ -344,13 +359,10 @@ pub fn input_from_fit(fit: &Fit, gpu_count: i32) -> Result<BudgetInput, Capacity
     let shards = fit.shards.unwrap_or(gpu_count);
     let shards = u32::try_from(shards)
         .ok()
-        .filter(|s| *s >= 1)
+        .filter(|s| (1..=kv::MAX_SHARDS).contains(s))
         .ok_or(CapacityError::NoShards(gpu_count))?;
     let runtime_gib = match &fit.runtime_gib {
-        Some(n) => Exact::from_json(n).ok_or(CapacityError::BadNumber {
-            index: usize::MAX,
-            field: "runtimeGiB",
-        })?,
+        Some(n) => size(n, None, "runtimeGiB", MAX_RUNTIME_GIB)?,
         None => Exact::int(DEFAULT_RUNTIME_GIB),
     };
     let margin_percent = fit
@@ -362,6 +374,18 @@ pub fn input_from_fit(fit: &Fit, gpu_count: i32) -> Result<BudgetInput, Capacity
         runtime_gib,
         margin_percent,
     })
+}
+
+/// A size field read exactly and checked against its bound, else [`CapacityError::BadNumber`] naming it.
+fn size(
+    n: &serde_json::Number,
+    index: Option<usize>,
+    field: &'static str,
+    max: i128,
+) -> Result<Exact, CapacityError> {
+    Exact::from_json(n)
+        .filter(|gib| *gib <= Exact::int(max))
+        .ok_or(CapacityError::BadNumber { index, field, max })
 }
 
 /// Plan-time entry point for the operator and the provider: the budget of a `gpu` block, `None`

@@ -115,6 +115,38 @@ fn a_fit_too_big_is_an_error_on_the_fit_block() {
     );
 }
 
+// A size beyond the CRD's bound (here with the fuzz case's i64::MAX GiB, which once overflowed the budget's
+// arithmetic) is a plan error on that size's attribute, never a panic of the plugin.
+#[test]
+fn a_size_beyond_its_bound_is_an_error_on_its_attribute() {
+    let resource = inference();
+    let fields = resource.fields();
+    let value = resource_value(fields, "huge", fit_spec(9.223372036854776e18, 1, None));
+    let err = plan_time::<Inference>(fields, &value).unwrap_err();
+    assert_eq!(
+        err.0[0].path.as_ref().unwrap().to_string(),
+        "gpu.fit.modules[0].weights_gib"
+    );
+    assert!(err.0[0].detail.contains("at most 65536"), "{:?}", err.0[0]);
+    let mut value = resource_value(fields, "huge", fit_spec(1.0, 1, Some(2000)));
+    let err = plan_time::<Inference>(fields, &value).unwrap_err();
+    assert_eq!(
+        err.0[0].path.as_ref().unwrap().to_string(),
+        "gpu.fit.runtime_gib"
+    );
+    set(
+        &mut value,
+        &["gpu", "fit", "modules", "kv_cache_gib"],
+        number("70000"),
+    );
+    set(&mut value, &["gpu", "fit", "runtime_gib"], number("1"));
+    let err = plan_time::<Inference>(fields, &value).unwrap_err();
+    assert_eq!(
+        err.0[0].path.as_ref().unwrap().to_string(),
+        "gpu.fit.modules[0].kv_cache_gib"
+    );
+}
+
 #[test]
 fn url_from_the_first_hostname_and_path_prefix() {
     let resource = inference();
