@@ -8,7 +8,7 @@ use model_fleet_api::capacity::{self, CLASSES};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-/// A number a user could write: small, fractional, zero, negative, or at the edges of i64/f64.
+/// A number a user could write: small, fractional, zero, negative, or at the edges of i32/i64/f64.
 fn arb_number() -> impl Strategy<Value = Value> {
     prop_oneof![
         (0i64..2048).prop_map(Value::from),
@@ -16,6 +16,7 @@ fn arb_number() -> impl Strategy<Value = Value> {
         prop_oneof![
             Just(json!(0)),
             Just(json!(-1)),
+            Just(json!(i32::MAX)),
             Just(json!(i64::MAX)),
             Just(json!(i64::MIN)),
             Just(json!(u64::MAX)),

@@ -92,10 +92,9 @@ pub fn shaped_kv(shape: &ModelShape) -> Result<ShapedKv, ShapeError> {
         .map_or(Ok(1), |s| positive(s, "sequences"))?;
     let bytes = [layers, kv_heads, head_dim, dtype_bytes, context, sequences]
         .into_iter()
-        .fold(2i128, |acc, n| acc * i128::from(n));
-    if bytes > MAX_BYTES {
-        return Err(ShapeError::TooLarge);
-    }
+        .try_fold(2i128, |acc, n| acc.checked_mul(i128::from(n)))
+        .filter(|bytes| *bytes <= MAX_BYTES)
+        .ok_or(ShapeError::TooLarge)?;
     Ok(ShapedKv {
         bytes,
         kv_heads,

@@ -118,4 +118,12 @@ fn shapes_that_give_no_size_are_refused() {
     huge.context_tokens = 16_777_216;
     huge.sequences = Some(65536);
     assert_eq!(shaped_kv(&huge), Err(ShapeError::TooLarge));
+    // Beyond the CRD's bounds (`shaped_kv` is public; render and the provider validate first): six factors of
+    // i32::MAX exceed i128, and the product is refused, not overflowed.
+    let mut beyond = shape(i32::MAX, i32::MAX, None, Some(i32::MAX));
+    beyond.dtype = None;
+    beyond.dtype_bytes = Some(i32::MAX);
+    beyond.context_tokens = i32::MAX;
+    beyond.sequences = Some(i32::MAX);
+    assert_eq!(shaped_kv(&beyond), Err(ShapeError::TooLarge));
 }
