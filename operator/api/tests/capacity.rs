@@ -245,6 +245,38 @@ fn sizes_beyond_the_api_bounds_are_refused_on_their_field() {
     );
 }
 
+// The budget's own bounds are the CRD's, for both kinds that carry a `gpu` block: they cannot drift apart.
+#[test]
+fn the_budget_bounds_are_the_crd_bounds() {
+    for kind in ["InferenceService", "TrainingRun"] {
+        let schema = model_fleet_api::validate::schema_of(kind).unwrap();
+        let fit =
+            &schema["properties"]["spec"]["properties"]["gpu"]["properties"]["fit"]["properties"];
+        let module = &fit["modules"]["items"]["properties"];
+        let maximum = |field: &serde_json::Value| field["maximum"].as_f64().unwrap();
+        assert_eq!(
+            maximum(&module["weightsGiB"]),
+            capacity::MAX_MODULE_GIB as f64,
+            "{kind}"
+        );
+        assert_eq!(
+            maximum(&module["kvCacheGiB"]),
+            capacity::MAX_MODULE_GIB as f64,
+            "{kind}"
+        );
+        assert_eq!(
+            maximum(&fit["runtimeGiB"]),
+            capacity::MAX_RUNTIME_GIB as f64,
+            "{kind}"
+        );
+        assert_eq!(
+            maximum(&fit["shards"]),
+            f64::from(capacity::kv::MAX_SHARDS),
+            "{kind}"
+        );
+    }
+}
+
 // `budget` takes inputs no bound has checked: a sum beyond i128 is an error, not a panic.
 #[test]
 fn a_budget_beyond_exact_arithmetic_is_an_error() {
