@@ -101,8 +101,9 @@ impl Exact {
         Exact::parse_decimal(&n.to_string()).filter(|e| *e >= Exact::ZERO)
     }
 
-    /// Sum; `None` when it does not fit `i128`. Adds over the least common denominator, so sums of values whose
-    /// denominators share factors (decimals, GiB fractions) stay far from the bound.
+    /// Sum; `None` when a step of it leaves `i128`. Adds over the least common denominator, so sums of values whose
+    /// denominators share factors (decimals, GiB fractions) stay far from the bound; a sum whose cross terms
+    /// overflow is refused even when its lowest terms would fit (terms of opposite sign near the bound).
     pub fn checked_add(self, other: Exact) -> Option<Exact> {
         let g = gcd(self.denom, other.denom);
         let (b, d) = (self.denom / g, other.denom / g);
@@ -114,7 +115,8 @@ impl Exact {
         Exact::reduced(numer, self.denom.checked_mul(d)?)
     }
 
-    /// Product; `None` when it does not fit `i128`. Cancels common factors crosswise before multiplying.
+    /// Product; `None` exactly when its lowest terms do not fit `i128`: common factors cancel crosswise first, so
+    /// the parts multiplied are the result's own.
     pub fn checked_mul(self, other: Exact) -> Option<Exact> {
         let g1 = gcd(self.numer, other.denom);
         let g2 = gcd(other.numer, self.denom);
@@ -124,7 +126,7 @@ impl Exact {
         )
     }
 
-    /// Quotient; `None` when dividing by zero or when it does not fit `i128`.
+    /// Quotient; `None` when dividing by zero or when its lowest terms do not fit `i128`.
     pub fn checked_div(self, other: Exact) -> Option<Exact> {
         self.checked_mul(Exact::reduced(other.denom, other.numer)?)
     }
