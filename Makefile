@@ -77,7 +77,7 @@ validation-check: ## model-fleet-check unit tests, then its OpenAI check end to 
 image-check: ## The validation check image (model-fleet-check, static, crane) into .local/images
 	@images/check.sh build
 
-lint: ## rustfmt check, clippy with warnings denied, code size limits (files <= 500 lines, functions <= 80), the bench report's unit tests
+lint: ## rustfmt check, clippy with warnings denied, code size limits (files <= 500 lines, functions <= 80), the bench scripts' unit tests (report, profile folding)
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	python3 acceptance-tests/scripts/code-size.py

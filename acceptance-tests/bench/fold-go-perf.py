@@ -28,9 +28,14 @@ def load_address(binary):
 
 def samples(perf_data, binary, comm):
     """Each sample of COMM as its list of BINARY addresses, leaf first."""
-    base = load_address(binary)
     text = subprocess.run(["perf", "script", "-i", perf_data, "-F", "comm,ip,dso"],
                           capture_output=True, text=True, check=True).stdout
+    return parse_script(text, binary.rsplit("/", 1)[-1], comm, load_address(binary))
+
+
+def parse_script(text, binary_name, comm, base):
+    """The stacks of `perf script -F comm,ip,dso` text: for each sample of COMM, the addresses of its frames in the
+    object named BINARY_NAME (file offsets plus BASE), leaf first; samples with no such frame are left out."""
     stacks, current, keep = [], [], False
     for line in text.splitlines():
         if not line.strip():
@@ -41,7 +46,7 @@ def samples(perf_data, binary, comm):
             keep = line.strip() == comm
         elif keep:
             ip, dso = line.split(None, 1)
-            if dso.strip("()").endswith(binary.rsplit("/", 1)[-1]):
+            if dso.strip().strip("()").endswith(binary_name):
                 current.append(int(ip, 16) + base)
     if keep and current:
         stacks.append(current)
@@ -56,23 +61,30 @@ def symbolize(binary, addresses):
     return {a: out[2 * i] for i, a in enumerate(ordered)}
 
 
+def fold(stacks, names):
+    """`root;...;leaf count` lines, one per distinct stack of function names, sorted."""
+    folded = collections.Counter(";".join(names[a] for a in reversed(s)) for s in stacks)
+    return [f"{stack} {count}" for stack, count in sorted(folded.items())]
+
+
+def top(stacks, names, n):
+    """The N functions on the most stacks (inclusive share, a function counted once per stack), as `share%  name`."""
+    inclusive = collections.Counter()
+    for s in stacks:
+        for name in {names[a] for a in s}:
+            inclusive[name] += 1
+    return [f"{100 * count / len(stacks):5.1f}%  {name}" for name, count in inclusive.most_common(n)]
+
+
 def main():
     if len(sys.argv) not in (4, 6):
         sys.exit(__doc__)
     perf_data, binary, comm = sys.argv[1:4]
     stacks = samples(perf_data, binary, comm)
     names = symbolize(binary, {a for s in stacks for a in s})
-    if len(sys.argv) == 6:
-        inclusive = collections.Counter()
-        for s in stacks:
-            for name in {names[a] for a in s}:
-                inclusive[name] += 1
-        for name, count in inclusive.most_common(int(sys.argv[5])):
-            print(f"{100 * count / len(stacks):5.1f}%  {name}")
-        return
-    folded = collections.Counter(";".join(names[a] for a in reversed(s)) for s in stacks)
-    for stack, count in sorted(folded.items()):
-        print(f"{stack} {count}")
+    lines = top(stacks, names, int(sys.argv[5])) if len(sys.argv) == 6 else fold(stacks, names)
+    for line in lines:
+        print(line)
 
 
 if __name__ == "__main__":
