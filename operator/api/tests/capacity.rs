@@ -253,27 +253,15 @@ fn the_budget_bounds_are_the_crd_bounds() {
         let fit =
             &schema["properties"]["spec"]["properties"]["gpu"]["properties"]["fit"]["properties"];
         let module = &fit["modules"]["items"]["properties"];
-        let maximum = |field: &serde_json::Value| field["maximum"].as_f64().unwrap();
-        assert_eq!(
-            maximum(&module["weightsGiB"]),
-            capacity::MAX_MODULE_GIB as f64,
-            "{kind}"
-        );
-        assert_eq!(
-            maximum(&module["kvCacheGiB"]),
-            capacity::MAX_MODULE_GIB as f64,
-            "{kind}"
-        );
-        assert_eq!(
-            maximum(&fit["runtimeGiB"]),
-            capacity::MAX_RUNTIME_GIB as f64,
-            "{kind}"
-        );
-        assert_eq!(
-            maximum(&fit["shards"]),
-            f64::from(capacity::kv::MAX_SHARDS),
-            "{kind}"
-        );
+        let bounds = [
+            (&module["weightsGiB"], capacity::MAX_MODULE_GIB),
+            (&module["kvCacheGiB"], capacity::MAX_MODULE_GIB),
+            (&fit["runtimeGiB"], capacity::MAX_RUNTIME_GIB),
+            (&fit["shards"], i128::from(capacity::kv::MAX_SHARDS)),
+        ];
+        for (field, bound) in bounds {
+            assert_eq!(field["maximum"].as_f64(), Some(bound as f64), "{kind}");
+        }
     }
 }
 
