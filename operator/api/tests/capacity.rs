@@ -153,7 +153,32 @@ fn too_big_says_how_many_shards_fit() {
             ..
         }
     ));
-    assert!(hopeless.to_string().contains("no number of shards fits"));
+    assert!(
+        hopeless
+            .to_string()
+            .contains("no shard count up to 64 (the most gpu.fit.shards allows) fits it"),
+        "{hopeless}"
+    );
+
+    // 20000 GiB of sharded weights need more than 120 shards of the largest class, beyond the API's 64: the message
+    // suggests none rather than a count gpu.fit.shards would refuse.
+    let beyond = capacity::budget(input(
+        vec![module(Exact::int(20_000), Placement::Sharded)],
+        1,
+        2,
+        10,
+    ))
+    .unwrap_err();
+    assert!(
+        matches!(
+            beyond,
+            CapacityError::TooBig {
+                min_shards: None,
+                ..
+            }
+        ),
+        "{beyond:?}"
+    );
 }
 
 // Exact class boundaries: a budget equal to a class's usable memory fits it, one MiB more does not.

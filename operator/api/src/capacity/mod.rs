@@ -147,15 +147,15 @@ impl FitBudget {
 /// Why no budget could be computed.
 #[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum CapacityError {
-    /// The budget exceeds every class. `min_shards` is the smallest shard count that would fit
-    /// the largest class, `None` when replicated modules and runtime alone are too big.
+    /// The budget exceeds every class. `min_shards` is the smallest shard count up to [`kv::MAX_SHARDS`] (the
+    /// API's bound on `gpu.fit.shards`) that would fit the largest class, `None` when none does.
     #[error("{}", too_big_message(*per_gpu_gib_ceil, *shards, *min_shards))]
     TooBig {
         /// Budget rounded up, GiB.
         per_gpu_gib_ceil: i64,
         /// Shards used.
         shards: u32,
-        /// Shards that would fit the largest class.
+        /// Shards that would fit the largest class, at most [`kv::MAX_SHARDS`].
         min_shards: Option<u32>,
     },
     /// A size is not a non-negative decimal number of at most `max` GiB with at most 18 fraction digits (the CRD
@@ -249,7 +249,9 @@ fn too_big_message(gib: i64, shards: u32, min_shards: Option<u32>) -> String {
             format!("{head}: shard over at least {n} GPUs (gpu.count and gpu.fit.shards) to fit")
         }
         None => format!(
-            "{head}: replicated modules plus runtime alone exceed it, so no number of shards fits; shrink them"
+            "{head}, and no shard count up to {max} (the most gpu.fit.shards allows) fits it: replicated modules, \
+             the runtime and each GPU's share of the KV heads stay on every GPU; shrink the modules or the runtime",
+            max = kv::MAX_SHARDS
         ),
     }
 }
@@ -292,7 +294,7 @@ pub fn budget(input: BudgetInput) -> Result<FitBudget, CapacityError> {
     let gib = per_gpu_gib(&input).ok_or(CapacityError::Overflow)?;
     let fitting: Vec<_> = CLASSES.iter().filter(|c| fits(gib, c)).collect();
     if fitting.is_empty() {
-        let min_shards = (input.shards.max(1)..=1024).find(|&s| {
+        let min_shards = (input.shards.max(1)..=kv::MAX_SHARDS).find(|&s| {
             let trial = BudgetInput {
                 shards: s,
                 ..input.clone()
