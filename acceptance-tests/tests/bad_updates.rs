@@ -81,7 +81,7 @@ async fn invalid_updates_leave_the_running_children_untouched() -> anyhow::Resul
         "echo",
         "Ready",
         "False",
-        Some("ReconcileError"),
+        Some("FitTooLarge"),
         Duration::from_secs(30),
     )
     .await

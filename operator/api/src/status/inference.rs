@@ -52,8 +52,10 @@ pub fn desired(
 }
 
 /// The status when render refused the spec: nothing was applied, so the replica counts still describe the running
-/// Deployment (kept from `isvc`'s status); the facts describe the current spec; `Ready=False, ReconcileError` and
-/// `Degraded=True` with the refusal's reason carry the message.
+/// Deployment (kept from `isvc`'s status); the facts describe the current spec; `Ready=False` and `Degraded=True`
+/// carry the refusal's reason ([`RenderError::reason`]: `FitTooLarge`, `FitUnsplittable`, `InvalidSpec`,
+/// `GatewayNotFound`) and message, as a TrainingRun's do. Not `ReconcileError`: the operator does not retry a refusal,
+/// it waits for the spec to change.
 pub fn refused(
     isvc: &InferenceService,
     facts: &InferenceFacts,
@@ -64,7 +66,7 @@ pub fn refused(
     let mut conditions = vec![DesiredCondition::new(
         ConditionType::Ready,
         false,
-        Reason::ReconcileError,
+        refusal.reason(),
         message.clone(),
     )];
     if matches!(refusal, RenderError::NoGateway) {
@@ -290,10 +292,13 @@ pub fn degraded(conditions: &[DesiredCondition]) -> DesiredCondition {
     }
 }
 
-/// Whether the desired condition is bad news a user should see as a Warning Event.
+/// Whether the desired condition is bad news a user should see as a Warning Event: a `False` condition whose reason
+/// needs a human (a failed step, a missing dependency or Gateway, a route or autoscaler problem, a refused spec), or
+/// `Degraded=True, FitWithoutHeadroom` (the one warning no other condition carries). `Degraded=True,
+/// NeedsAttention` is not: it only lists the other warnings, each announced on its own.
 pub fn is_warning(condition: &DesiredCondition) -> bool {
-    condition.status == ConditionStatus::False
-        && matches!(
+    match condition.status {
+        ConditionStatus::False => matches!(
             condition.reason,
             Reason::Unschedulable
                 | Reason::ReconcileError
@@ -304,7 +309,16 @@ pub fn is_warning(condition: &DesiredCondition) -> bool {
                 | Reason::ScaleToZeroUnwakeable
                 | Reason::ScaledObjectNotReady
                 | Reason::AutoscalerPaused
-        )
+                | Reason::FitTooLarge
+                | Reason::FitUnsplittable
+                | Reason::InvalidSpec
+        ),
+        ConditionStatus::True => {
+            condition.type_ == ConditionType::Degraded
+                && condition.reason == Reason::FitWithoutHeadroom
+        }
+        ConditionStatus::Unknown => false,
+    }
 }
 
 /// Whether an object whose `Ready` is `ready` is settled (resynced at the slow period) rather than still

@@ -3,7 +3,8 @@
 //! What a reconcile announces, planned by the pure [`plan`] and published by [`publish`]:
 //! - one `Normal` Event `Created` naming every child the reconcile created (one write, not one per child);
 //! - one Event per `Ready` or warning condition whose status or reason changed, with the condition's reason as the
-//!   Event's reason (`Warning` for a warning, [`status::is_warning`]);
+//!   Event's reason (`Warning` for a warning, [`status::is_warning`]: a refused spec's `Ready=False` and a fit
+//!   without headroom among them);
 //! - a new object's first `Ready` state is not a transition: it is told in the `Created` Event of the same reconcile
 //!   (`created Service/chat, Deployment/chat; Ready is False: ...`) instead of an Event of its own. Every Event is a
 //!   write to the API server; a new service's first reconcile publishes one instead of two.
@@ -106,6 +107,8 @@ mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
+    use model_fleet_api::conditions::ConditionStatus::{False, True};
+    use model_fleet_api::conditions::ConditionType::{Degraded, Ready, RouteReady};
     use model_fleet_api::conditions::{ConditionStatus, Reason};
 
     fn desired(type_: ConditionType, status: ConditionStatus, reason: Reason) -> DesiredCondition {
@@ -132,11 +135,7 @@ mod tests {
 
     #[test]
     fn a_new_service_gets_one_created_event_carrying_its_first_ready_state() {
-        let ready = desired(
-            ConditionType::Ready,
-            ConditionStatus::False,
-            Reason::Suspended,
-        );
+        let ready = desired(Ready, False, Reason::Suspended);
         let created = ["Service/chat".to_owned(), "Deployment/chat".to_owned()];
         assert_eq!(
             summary(&plan(&created, &[], std::slice::from_ref(&ready))),
@@ -151,21 +150,9 @@ mod tests {
 
     #[test]
     fn a_transition_and_a_warning_keep_their_own_events_after_created() {
-        let suspended = desired(
-            ConditionType::Ready,
-            ConditionStatus::False,
-            Reason::Suspended,
-        );
-        let progressing = desired(
-            ConditionType::Ready,
-            ConditionStatus::False,
-            Reason::Progressing,
-        );
-        let conflict = desired(
-            ConditionType::RouteReady,
-            ConditionStatus::False,
-            Reason::HostnameConflict,
-        );
+        let suspended = desired(Ready, False, Reason::Suspended);
+        let progressing = desired(Ready, False, Reason::Progressing);
+        let conflict = desired(RouteReady, False, Reason::HostnameConflict);
         // A child re-created while Ready moves on: the transition is news of its own.
         let created = ["Service/chat".to_owned()];
         let planned = plan(
@@ -194,12 +181,33 @@ mod tests {
     }
 
     #[test]
-    fn nothing_changed_nothing_published() {
-        let ready = desired(
-            ConditionType::Ready,
-            ConditionStatus::True,
-            Reason::AsExpected,
+    fn a_refused_spec_and_a_fit_without_headroom_are_warnings_once() {
+        let serving = desired(Ready, True, Reason::AsExpected);
+        let refused = [
+            desired(Ready, False, Reason::FitTooLarge),
+            desired(Degraded, True, Reason::FitTooLarge),
+        ];
+        assert_eq!(
+            summary(&plan(&[], &[live(&serving)], &refused)),
+            [(true, "FitTooLarge", "Reconcile", "Ready is False: why")]
         );
+        let headroom = desired(Degraded, True, Reason::FitWithoutHeadroom);
+        let fine = desired(Degraded, False, Reason::AsExpected);
+        assert_eq!(
+            summary(&plan(&[], &[live(&fine)], std::slice::from_ref(&headroom))),
+            [(
+                true,
+                "FitWithoutHeadroom",
+                "Reconcile",
+                "Degraded is True: why"
+            )]
+        );
+        assert!(plan(&[], &[live(&headroom)], std::slice::from_ref(&headroom)).is_empty());
+    }
+
+    #[test]
+    fn nothing_changed_nothing_published() {
+        let ready = desired(Ready, True, Reason::AsExpected);
         assert!(plan(&[], &[live(&ready)], std::slice::from_ref(&ready)).is_empty());
         // A status that was not written (after empty) with children created: Created alone.
         assert_eq!(

@@ -287,9 +287,10 @@ fn scale_from_zero_needs_a_trigger_that_exists_without_pods() {
 
 #[test]
 fn scaling_ready_states() {
+    let fixed = scaling_ready(&ScalingState::Fixed(2));
     assert_eq!(
-        scaling_ready(&ScalingState::Fixed(2)).status,
-        ConditionStatus::True
+        (fixed.status, fixed.reason),
+        (ConditionStatus::True, Reason::FixedReplicas)
     );
     assert_eq!(
         scaling_ready(&ScalingState::KedaMissing).reason,
@@ -524,4 +525,87 @@ fn a_route_held_by_another_service_is_a_hostname_conflict_naming_it_and_degrades
         "{}",
         degraded.message
     );
+}
+
+// A refused spec: nothing is applied, so the running replicas are kept; Ready and Degraded carry the refusal's own
+// reason (as a TrainingRun's do), and the Ready change is a Warning Event.
+#[test]
+fn a_refused_spec_says_why_on_ready_and_degraded_and_keeps_the_running_counts() {
+    let mut isvc: InferenceService = serde_json::from_value(json!({
+        "apiVersion": "modelfleet.io/v1alpha1", "kind": "InferenceService",
+        "metadata": {"name": "m", "namespace": "ml", "uid": "u", "generation": 2},
+        "spec": {"model": {"name": "m"}, "container": {"image": "i"}, "gpu": {"count": 1,
+            "fit": {"modules": [{"name": "w", "weightsGiB": 900, "placement": "replicated"}]}}},
+        "status": {"replicas": 2, "readyReplicas": 2}
+    }))
+    .unwrap();
+    let rendered = crate::render::render_inference(&isvc, &crate::render::test_config());
+    let refusal = rendered
+        .children
+        .as_ref()
+        .expect_err("900 GiB fits no class");
+    let draft = refused(&isvc, &rendered.facts, refusal);
+    assert_eq!(
+        (draft.status.replicas, draft.status.ready_replicas),
+        (Some(2), Some(2))
+    );
+    let find = |type_| {
+        draft
+            .conditions
+            .iter()
+            .find(|c| c.type_ == type_)
+            .unwrap_or_else(|| panic!("{type_} is written"))
+    };
+    let (ready, degraded) = (find(ConditionType::Ready), find(ConditionType::Degraded));
+    assert_eq!(
+        (ready.status, ready.reason),
+        (ConditionStatus::False, Reason::FitTooLarge)
+    );
+    assert_eq!(
+        (degraded.status, degraded.reason),
+        (ConditionStatus::True, Reason::FitTooLarge)
+    );
+    assert_eq!(ready.message, refusal.to_string());
+    assert!(is_warning(ready), "the refusal is announced as a Warning");
+    assert!(
+        !is_warning(degraded),
+        "Degraded repeats Ready's refusal: one Event, not two"
+    );
+
+    // No gateway to attach to: the route says so as well.
+    isvc.spec.gpu = None;
+    isvc.spec.gateway = Some(Default::default());
+    let rendered = crate::render::render_inference(&isvc, &crate::render::RenderConfig::default());
+    let refusal = rendered.children.as_ref().expect_err("no Gateway");
+    let draft = refused(&isvc, &rendered.facts, refusal);
+    let reasons: Vec<_> = draft
+        .conditions
+        .iter()
+        .map(|c| (c.type_, c.reason))
+        .collect();
+    assert!(
+        reasons.contains(&(ConditionType::Ready, Reason::GatewayNotFound))
+            && reasons.contains(&(ConditionType::RouteReady, Reason::GatewayNotFound)),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn a_fit_without_headroom_is_a_warning_but_the_summary_of_warnings_is_not() {
+    let headroom = DesiredCondition::new(
+        ConditionType::Degraded,
+        true,
+        Reason::FitWithoutHeadroom,
+        "no headroom",
+    );
+    assert!(is_warning(&headroom));
+    let summary = DesiredCondition::new(
+        ConditionType::Degraded,
+        true,
+        Reason::NeedsAttention,
+        "Ready: Unschedulable",
+    );
+    assert!(!is_warning(&summary));
+    let cleared = DesiredCondition::new(ConditionType::Degraded, false, Reason::AsExpected, "");
+    assert!(!is_warning(&cleared));
 }
