@@ -64,7 +64,7 @@ vocabulary! {
         Suspended,
         /// TrainingRun: every referenced Dataset exists, matches and allows the run.
         DatasetsReady,
-        /// All kinds: something needs a human; the message says what.
+        /// InferenceService, TrainingRun: something needs a human; the message says what.
         Degraded,
         /// Dataset: the named PersistentVolumeClaim is Bound.
         PVCBound,
@@ -100,7 +100,8 @@ vocabulary! {
         /// Ready=False: a child's name is taken by an object this one does not own (someone else's, or a deleted
         /// object's still terminating); it is never adopted, overwritten or deleted; the message names it.
         ForeignObject,
-        /// Ready=False, RouteReady=False: the KEDA or Gateway API CRDs are not installed.
+        /// Ready=False, RouteReady=False: the KEDA, Gateway API or KEDA HTTP add-on CRDs are not installed, or the
+        /// operator runs with `--http-add-on=disabled` and the spec has `scaling.http`; the message names each.
         DependencyMissing,
         /// TrainingRun Ready=False, Degraded=True: the Job failed; `status.reason` has the Job's reason.
         Failed,
@@ -112,7 +113,8 @@ vocabulary! {
         NotAccepted,
         /// RouteReady=True: the Gateway accepted the route for its current generation.
         Accepted,
-        /// RouteReady=False: the parent Gateway does not exist, or none is configured.
+        /// RouteReady=False: the parent Gateway does not exist, or none is configured (then also Ready=False and
+        /// Degraded=True: the spec is refused).
         GatewayNotFound,
         /// RouteReady=False: another route already serves the hostname and path.
         HostnameConflict,
@@ -143,17 +145,17 @@ vocabulary! {
         ClaimPending,
         /// InferenceService Degraded=True: another condition is a warning; the message lists them.
         NeedsAttention,
-        /// Degraded=True: the GPU fit budget fits no capacity class, or is malformed.
+        /// Degraded=True, Ready=False: the GPU fit budget fits no capacity class, or is malformed.
         FitTooLarge,
-        /// Degraded=True: tensor parallelism cannot split a module's KV or attention heads over the fit's shard
-        /// count; the message lists the counts that work.
+        /// Degraded=True, Ready=False: tensor parallelism cannot split a module's KV or attention heads over the
+        /// fit's shard count; the message lists the counts that work.
         FitUnsplittable,
         /// Degraded=True (a warning): the fit has `runtimeGiB: 0` and `marginPercent: 0`, so nothing is left for the
         /// runtime; the object is still reconciled.
         FitWithoutHeadroom,
-        /// Degraded=True: the spec uses a name the operator reserves.
+        /// Degraded=True, Ready=False: the spec uses a name the operator reserves.
         InvalidSpec,
-        /// TrainingRun Degraded=True: a dataset mount was asked to be writable (case O-07).
+        /// TrainingRun Degraded=True, Ready=False: a dataset mount was asked to be writable (case O-07).
         WritableDatasetMount,
     }
 }

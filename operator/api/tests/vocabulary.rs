@@ -10,7 +10,7 @@ use k8s_openapi::api::batch::v1::{Job, JobCondition, JobSpec, JobStatus};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimStatus};
 use model_fleet_api::conditions::{self, ConditionType, DesiredCondition, Reason};
 use model_fleet_api::render::{self, RenderConfig, check_datasets};
-use model_fleet_api::schedule::{Scheduled, idle};
+use model_fleet_api::schedule::{ScheduleState, Scheduled, idle};
 use model_fleet_api::status::{dataset, inference, training};
 use model_fleet_api::{Dataset, InferenceService, Intent, TrainingRun};
 use serde_json::json;
@@ -260,16 +260,18 @@ fn training_reasons() -> Vec<DesiredCondition> {
         assert!(check_datasets(&r, &[dataset_object(&allowed)]).is_err());
         desired(&r, &[dataset_object(&allowed)], None);
     }
-    let expired = run(json!({"container": {"image": "i"}, "intent": "suspended",
+    // As the controller does it: render and status see the effective intent, annotate the spec's own.
+    let expired = run(json!({"container": {"image": "i"}, "intent": "automatic",
         "schedule": {"expiresAt": "2026-01-01T00:00:00Z"}}));
-    let schedule = model_fleet_api::schedule::ScheduleState::of(
+    let schedule = ScheduleState::of(
         expired.expires_at(),
         "2026-06-01T00:00:00Z".parse().unwrap(),
     );
-    let rendered = render::render_training(&expired, &[], &config);
+    let effective = schedule.effective(&expired);
+    let rendered = render::render_training(&effective, &[], &config);
     let mut conditions =
-        training::desired(&expired, &rendered.facts, None, Some(&job(true, None))).conditions;
-    schedule.annotate(None, &mut conditions);
+        training::desired(&effective, &rendered.facts, None, Some(&job(true, None))).conditions;
+    schedule.annotate(expired.spec.intent, &mut conditions);
     out.extend(conditions);
     out
 }
@@ -282,70 +284,211 @@ fn dataset_reasons() -> Vec<DesiredCondition> {
         }),
         ..Default::default()
     };
-    vec![
-        dataset::pvc_bound("c", None),
-        dataset::pvc_bound("c", Some(&claim("Pending"))),
-        dataset::pvc_bound("c", Some(&claim("Bound"))),
-        dataset::ready(None, true, &["ml/r".into()]),
-    ]
+    let mut out = vec![dataset::ready(None, true, &["ml/r".into()])];
+    for claim in [None, Some(claim("Pending")), Some(claim("Bound"))] {
+        let pvc = dataset::pvc_bound("c", claim.as_ref());
+        out.push(dataset::ready(Some(&pvc), false, &[]));
+        out.push(pvc);
+    }
+    out
 }
 
-#[test]
-fn every_reason_is_emitted_by_the_status_code() {
-    let mut emitted: BTreeSet<Reason> = BTreeSet::new();
-    emitted.extend(inference_reasons().iter().map(|c| c.reason));
-    emitted.extend(training_reasons().iter().map(|c| c.reason));
-    emitted.extend(dataset_reasons().iter().map(|c| c.reason));
-    emitted.extend(
-        conditions::after_error(&[], Reason::ReconcileError, &"boom")
-            .iter()
-            .map(|c| c.reason),
+/// What the refused, expired and fit-warning paths of an InferenceService write (render refused the spec; the
+/// schedule expired; the fit has no headroom), as the controller composes them.
+fn inference_paths() -> Vec<DesiredCondition> {
+    let config = RenderConfig {
+        default_gateway: None,
+        ..RenderConfig::default()
+    };
+    let mut out = Vec::new();
+    let mut refused = |spec: serde_json::Value| {
+        let object = isvc(spec);
+        let rendered = render::render_inference(&object, &config);
+        let refusal = rendered.children.as_ref().expect_err("refused");
+        out.extend(inference::refused(&object, &rendered.facts, refusal).conditions);
+    };
+    refused(
+        json!({"model": {"name": "m"}, "container": {"image": "i"}, "gpu": {"count": 1,
+        "fit": {"modules": [{"name": "w", "weightsGiB": 900, "placement": "replicated"}]}}}),
     );
+    refused(
+        json!({"model": {"name": "m"}, "container": {"image": "i"}, "gpu": {"count": 3,
+        "fit": {"modules": [{"name": "w", "weightsGiB": 90, "placement": "sharded", "kvCache": {"fromShape":
+        {"layers": 80, "kvHeads": 8, "headDim": 128, "dtype": "bf16", "contextTokens": 8192}}}]}}}),
+    );
+    refused(json!({"model": {"name": "m"}, "container": {"image": "i"},
+        "volumes": [{"name": "dshm", "mountPath": "/x", "emptyDir": {}}]}));
+    refused(json!({"model": {"name": "m"}, "container": {"image": "i"}, "gateway": {}}));
+    let observed = |scaling| inference::Observed {
+        deployment: None,
+        unschedulable: None,
+        missing: vec![],
+        route: inference::RouteState::NotRequested,
+        scaling,
+        may_scale_to_zero: false,
+    };
+    let expiring = isvc(json!({"model": {"name": "m"}, "container": {"image": "i"},
+        "schedule": {"expiresAt": "2026-01-01T00:00:00Z"}}));
+    let schedule = ScheduleState::of(
+        expiring.expires_at(),
+        "2026-06-01T00:00:00Z".parse().unwrap(),
+    );
+    let effective = schedule.effective(&expiring);
+    let rendered = render::render_inference(&effective, &config);
+    let mut expired = inference::desired(
+        &effective,
+        &rendered.facts,
+        &observed(inference::ScalingState::Fixed(0)),
+    )
+    .conditions;
+    schedule.annotate(expiring.spec.intent, &mut expired);
+    out.extend(expired);
+    let tight = isvc(
+        json!({"model": {"name": "m"}, "container": {"image": "i"}, "gpu": {"count": 1,
+        "fit": {"modules": [{"name": "w", "weightsGiB": 9, "placement": "sharded"}], "runtimeGiB": 0,
+        "marginPercent": 0}}}),
+    );
+    let rendered = render::render_inference(&tight, &config);
+    out.extend(
+        inference::desired(
+            &tight,
+            &rendered.facts,
+            &observed(inference::ScalingState::Fixed(1)),
+        )
+        .conditions,
+    );
+    out
+}
+
+/// A harness that runs one kind's pure status code and returns the conditions it wrote.
+type ConditionsOf = fn() -> Vec<DesiredCondition>;
+
+/// Every condition the pure status code writes, with the kind of object it is written on. A failed step's
+/// `Ready` (`after_error`) is written on every kind.
+fn emitted() -> Vec<(&'static str, DesiredCondition)> {
+    let mut out = Vec::new();
+    let kinds: [(&str, ConditionsOf); 4] = [
+        ("InferenceService", inference_reasons),
+        ("InferenceService", inference_paths),
+        ("TrainingRun", training_reasons),
+        ("Dataset", dataset_reasons),
+    ];
+    for (kind, conditions) in kinds {
+        out.extend(conditions().into_iter().map(|c| (kind, c)));
+    }
     let desired = json!({"metadata": {"ownerReferences": [{"uid": "u"}]}});
     let foreign =
         model_fleet_api::ownership::ForeignChild::detect("Deployment/m", &desired, &[], false)
             .expect("a child without our owner is foreign");
-    emitted.extend(
-        conditions::after_error(
-            &[],
-            model_fleet_api::ownership::ForeignChild::REASON,
-            &foreign,
-        )
-        .iter()
-        .map(|c| c.reason),
+    let mut failed = conditions::after_error(&[], Reason::ReconcileError, &"boom");
+    failed.extend(conditions::after_error(
+        &[],
+        model_fleet_api::ownership::ForeignChild::REASON,
+        &foreign,
+    ));
+    for kind in ["InferenceService", "TrainingRun", "Dataset"] {
+        out.extend(failed.iter().cloned().map(|c| (kind, c)));
+    }
+    out
+}
+
+/// A docs table's rows as (first column, the names listed in `column`); `all` stands for the names of `all` when
+/// given, else stays `["all"]` (any name).
+fn doc_table(section: &str, column: usize, all: &[&str]) -> Vec<(String, BTreeSet<String>)> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/CONDITIONS.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let table = text
+        .split(section)
+        .nth(1)
+        .unwrap_or_else(|| panic!("docs/CONDITIONS.md has no {section}"))
+        .split("\n## ")
+        .next()
+        .unwrap();
+    table
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let names = cells[column + 1]
+                .split(',')
+                .map(|n| n.trim().trim_matches('`'))
+                .flat_map(|n| match n {
+                    "all" if !all.is_empty() => all.to_vec(),
+                    _ => vec![n],
+                })
+                .map(str::to_owned)
+                .collect();
+            (cells[1].trim_matches('`').to_owned(), names)
+        })
+        .collect()
+}
+
+/// Both directions of a documented relation: every pair the code emits is documented (`all` covers every name),
+/// and every documented pair is emitted.
+fn same_pairs(
+    what: &str,
+    documented: &[(String, BTreeSet<String>)],
+    emitted: &BTreeSet<(String, String)>,
+) {
+    let claims = |key: &str, name: &str| {
+        documented
+            .iter()
+            .any(|(k, names)| k == key && (names.contains(name) || names.contains("all")))
+    };
+    let undocumented: Vec<_> = emitted.iter().filter(|(k, n)| !claims(k, n)).collect();
+    assert!(
+        undocumented.is_empty(),
+        "{what}: emitted but not in docs/CONDITIONS.md: {undocumented:?}"
     );
-    let suspended =
-        isvc(json!({"model": {"name": "m"}, "container": {"image": "i"}, "intent": "suspended"}));
-    let rendered = render::render_inference(&suspended, &RenderConfig::default());
-    emitted.extend(
-        inference::desired(
-            &suspended,
-            &rendered.facts,
-            &inference::Observed {
-                deployment: None,
-                unschedulable: None,
-                missing: vec![],
-                route: inference::RouteState::NotRequested,
-                scaling: inference::ScalingState::Fixed(0),
-                may_scale_to_zero: false,
-            },
-        )
-        .conditions
+    let never: Vec<_> = documented
         .iter()
-        .map(|c| c.reason),
+        .flat_map(|(k, names)| names.iter().map(move |n| (k.clone(), n.clone())))
+        .filter(|(_, n)| n != "all")
+        .filter(|pair| !emitted.contains(pair))
+        .collect();
+    assert!(
+        never.is_empty(),
+        "{what}: in docs/CONDITIONS.md but never emitted: {never:?}"
     );
+}
+
+#[test]
+fn every_reason_is_emitted_on_the_conditions_the_docs_name() {
+    let all = emitted();
+    let reasons: BTreeSet<Reason> = all.iter().map(|(_, c)| c.reason).collect();
     let missing: Vec<&str> = Reason::ALL
         .iter()
-        .filter(|r| !emitted.contains(r))
+        .filter(|r| !reasons.contains(r))
         .map(|r| r.as_str())
         .collect();
     assert!(missing.is_empty(), "reasons never emitted: {missing:?}");
-    // Every condition type is written too.
-    let types: BTreeSet<ConditionType> = inference_reasons()
+    let pairs = all
         .iter()
-        .chain(training_reasons().iter())
-        .chain(dataset_reasons().iter())
-        .map(|c| c.type_)
+        .map(|(_, c)| (c.reason.as_str().to_owned(), c.type_.to_string()))
         .collect();
+    same_pairs(
+        "(reason, condition)",
+        &doc_table("## Reasons", 1, &[]),
+        &pairs,
+    );
+}
+
+#[test]
+fn every_condition_type_is_written_on_the_kinds_the_docs_name() {
+    let all = emitted();
+    let types: BTreeSet<ConditionType> = all.iter().map(|(_, c)| c.type_).collect();
     assert_eq!(types.len(), ConditionType::ALL.len(), "{types:?}");
+    let pairs = all
+        .iter()
+        .map(|(kind, c)| (c.type_.to_string(), (*kind).to_owned()))
+        .collect();
+    same_pairs(
+        "(condition, kind)",
+        &doc_table(
+            "## Condition types",
+            1,
+            &["InferenceService", "TrainingRun", "Dataset"],
+        ),
+        &pairs,
+    );
 }

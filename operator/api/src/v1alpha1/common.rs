@@ -255,7 +255,7 @@ pub enum Placement {
     Replicated,
 }
 
-/// Element type of the KV cache, by its usual name; its size in bytes is [`KvDtype::bytes`].
+/// Element type of the KV cache, by its usual name: `fp32` (4 bytes), `fp16` and `bf16` (2), `fp8` and `int8` (1).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum KvDtype {

@@ -124,7 +124,7 @@ pub struct DatasetSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct DatasetStatus {
-    /// `Ready`, `PVCBound` (when a PVC is named), `Degraded`.
+    /// `Ready`, and `PVCBound` when a PVC is named.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
     /// The `metadata.generation` the status describes.
