@@ -82,7 +82,7 @@ impl<K: Kind> CustomResource<K> {
             .and_then(|s| s.pointer("/properties/spec"))
             .cloned()
             .unwrap_or_default();
-        let fields = fields::fields_from_openapi(&spec_schema);
+        let fields = fields::with_terraform_names(fields::fields_from_openapi(&spec_schema));
         let mut taken: Vec<&str> = META_ATTRIBUTES.to_vec();
         for name in fields
             .iter()

@@ -1,8 +1,8 @@
 //! `modelfleet_training`: one TrainingRun custom resource (DESIGN.md section 3, "TrainingRun"; section 6 for the
 //! plan-time and run-time attributes).
 //!
-//! Only `intent` and `cancel` change in place (`TRAINING_MUTABLE_FIELDS`, the CRD's immutability rules: a Job
-//! template cannot change, a new attempt is a new run); every other spec field, `name` and `namespace` require
+//! Only `intent`, `cancel` and `schedule` change in place (`TRAINING_MUTABLE_FIELDS`, the CRD's immutability rules: a
+//! Job template cannot change, a new attempt is a new run); every other spec field, `name` and `namespace` require
 //! replacement. Computed: `capacity_class`, `per_gpu_memory_gib`, `job_name` (plan time), `phase` (refreshed).
 //! `wait_for`: `none`, `reconciled`, `completed`.
 
@@ -27,8 +27,8 @@ pub const COMPLETED: &str = "completed";
 impl Kind for Training {
     type Object = TrainingRun;
     const TYPE_NAME: &'static str = "modelfleet_training";
-    const DESCRIPTION: &'static str = "A Model Fleet TrainingRun: one batch Job. Only intent and cancel change in \
-        place; any other change replaces the run (a new attempt is a new run).";
+    const DESCRIPTION: &'static str = "A Model Fleet TrainingRun: one batch Job. Only intent, cancel and schedule \
+        change in place; any other change replaces the run (a new attempt is a new run).";
     const MUTABLE: Mutable = Mutable::Only(TRAINING_MUTABLE_FIELDS);
     const COMPUTED: &'static [Computed] = &[
         CAPACITY_CLASS,

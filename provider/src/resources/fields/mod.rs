@@ -13,6 +13,8 @@
 //! Null and empty stay absent in the object (the CRDs carry no defaults, the spec stays exactly
 //! as written), and reading maps only the properties the schema knows.
 
+use std::collections::BTreeSet;
+
 use serde_json::Value as Json;
 
 use crate::schema::{Attribute, Block, NestedBlock, Nesting};
@@ -121,13 +123,120 @@ pub fn fields_from_openapi(schema: &Json) -> Vec<Field> {
             json_name: json_name.clone(),
             kind: kind_of(prop),
             required: required.contains(&json_name.as_str()),
-            description: prop
-                .get("description")
-                .and_then(Json::as_str)
-                .unwrap_or_default()
-                .to_string(),
+            description: describe(prop),
         })
         .collect()
+}
+
+/// A property's description, followed by its allowed values when the schema has an `enum` (`One of `a`, `b`.`), so
+/// the Terraform documentation names them too.
+fn describe(prop: &Json) -> String {
+    let text = prop
+        .get("description")
+        .and_then(Json::as_str)
+        .unwrap_or_default();
+    let Some(values) = prop.get("enum").and_then(Json::as_array) else {
+        return text.to_string();
+    };
+    let values: Vec<String> = values
+        .iter()
+        .filter_map(Json::as_str)
+        .map(|v| format!("`{v}`"))
+        .collect();
+    let list = format!("One of {}.", values.join(", "));
+    if text.is_empty() {
+        list
+    } else {
+        format!("{} {list}", text.trim_end())
+    }
+}
+
+/// `fields` with their descriptions in Terraform's vocabulary: a property path of this schema inside a code span
+/// (`kvCache.fromShape`, `runtimeGiB: 0`) is written with the Terraform names (`kv_cache.from_shape`,
+/// `runtime_gib: 0`), since the descriptions come from the CRD, which speaks the custom resource's camelCase. A path
+/// with any segment the schema does not name (`metadata.generation`, `status.lastActiveTime`, a Kubernetes field) is
+/// left as written.
+pub fn with_terraform_names(mut fields: Vec<Field>) -> Vec<Field> {
+    let mut names = BTreeSet::new();
+    collect_names(&fields, &mut names);
+    rename_in(&mut fields, &names);
+    fields
+}
+
+fn collect_names(fields: &[Field], names: &mut BTreeSet<String>) {
+    for field in fields {
+        names.insert(field.json_name.clone());
+        if let FieldKind::Single(c) | FieldKind::List(c) | FieldKind::Map(c) = &field.kind {
+            collect_names(c, names);
+        }
+    }
+}
+
+fn rename_in(fields: &mut [Field], names: &BTreeSet<String>) {
+    for field in fields {
+        field.description = terraform_spans(&field.description, names);
+        if let FieldKind::Single(c) | FieldKind::List(c) | FieldKind::Map(c) = &mut field.kind {
+            rename_in(c, names);
+        }
+    }
+}
+
+/// `text` with every property path inside its code spans rewritten in snake_case ([`terraform_path`]).
+fn terraform_spans(text: &str, names: &BTreeSet<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, part) in text.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        // Odd parts are inside a code span (an unmatched trailing backtick leaves the text as it was).
+        if i % 2 == 1 {
+            out.push_str(&terraform_paths(part, names));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// Every path in `span` (a run of letters, digits, `.`, `[` and `]`) renamed by [`terraform_path`]; the characters
+/// between them kept.
+fn terraform_paths(span: &str, names: &BTreeSet<String>) -> String {
+    let is_path = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '[' | ']');
+    let mut out = String::with_capacity(span.len());
+    let mut rest = span;
+    while let Some(first) = rest.chars().next() {
+        let in_path = is_path(first);
+        let end = rest
+            .find(|c: char| is_path(c) != in_path)
+            .unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(end);
+        if in_path {
+            out.push_str(&terraform_path(run, names));
+        } else {
+            out.push_str(run);
+        }
+        rest = tail;
+    }
+    out
+}
+
+/// `path` (`a.b[0].c`) in snake_case when every segment is a property name, else as written.
+fn terraform_path(path: &str, names: &BTreeSet<String>) -> String {
+    let segments: Vec<&str> = path.split('.').collect();
+    let known = segments
+        .iter()
+        .all(|segment| names.contains(segment.split('[').next().unwrap_or_default()));
+    if !known {
+        return path.to_string();
+    }
+    let renamed: Vec<String> = segments
+        .iter()
+        .map(|segment| match segment.split_once('[') {
+            Some((name, index)) => format!("{}[{index}", snake_case(name)),
+            None => snake_case(segment),
+        })
+        .collect();
+    renamed.join(".")
 }
 
 fn kind_of(prop: &Json) -> FieldKind {

@@ -131,3 +131,44 @@ fn kubernetes_paths_map_to_attribute_paths() {
     );
     assert_eq!(attr_path_for(&fields, "metadata.name"), None);
 }
+
+#[test]
+fn descriptions_speak_terraform_names_and_list_enum_values() {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "intent": {"type": "string", "enum": ["automatic", "active", "suspended"],
+                "description": "What to do. Absent means `automatic`."},
+            "dtype": {"type": "string", "enum": ["fp16", "bf16"]},
+            "fit": {"type": "object", "description": "Sizes; with `runtimeGiB: 0` and `kvCache.fromShape[0].headDim` \
+                set, `metadata.generation` and `hiddenSize / attentionHeads` stay, as does `runtimeGiB`.",
+                "properties": {
+                    "runtimeGiB": {"type": "number"},
+                    "kvCache": {"type": "object", "properties": {"fromShape": {"type": "array", "items": {
+                        "type": "object", "properties": {"headDim": {"type": "integer"},
+                        "hiddenSize": {"type": "integer"}}}}}}
+                }}
+        }
+    });
+    let fields = with_terraform_names(fields_from_openapi(&schema));
+    let description = |name: &str| {
+        fields
+            .iter()
+            .find(|f| f.json_name == name)
+            .unwrap()
+            .description
+            .clone()
+    };
+    assert_eq!(
+        description("intent"),
+        "What to do. Absent means `automatic`. One of `automatic`, `active`, `suspended`."
+    );
+    assert_eq!(description("dtype"), "One of `fp16`, `bf16`.");
+    // Known paths are renamed with their indexes, in every place of a span; a path with a segment the schema does not
+    // name (metadata, attentionHeads here) stays as written.
+    assert_eq!(
+        description("fit"),
+        "Sizes; with `runtime_gib: 0` and `kv_cache.from_shape[0].head_dim` set, `metadata.generation` and \
+         `hidden_size / attentionHeads` stay, as does `runtime_gib`."
+    );
+}
