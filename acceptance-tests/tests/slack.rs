@@ -315,6 +315,13 @@ async fn every_command_works_from_a_slash_command_a_mention_and_a_dm() -> anyhow
         ("chat.postMessage", "D0ADMIN")
     );
     assert_eq!(spec_field(&s.isvcs(), "llama", "intent").await?, "active");
+    let events = s.slack_events("llama").await?;
+    assert!(
+        events.iter().any(|(reason, note)| reason == "SlackStarted"
+            && note.contains(ADMIN)
+            && note.contains("suspended → active")),
+        "{events:?}"
+    );
     deployment_replicas(&s.client, &ns, 1).await?;
 
     let suspended = s
