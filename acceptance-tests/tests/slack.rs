@@ -619,7 +619,7 @@ async fn redelivery_runs_once_and_a_reconnect_loses_nothing() -> anyhow::Result<
     s.fake.disconnect("refresh_requested")?;
     s.fake
         .wait("a new connection", WAIT, |f| {
-            (f.connections_opened() == 2 && f.open_connections() == 1).then_some(())
+            (f.connections_opened() == 3 && f.open_connections() == 1).then_some(())
         })
         .await?;
     s.bot.wait_for_log("slack socket mode connected", 2, WAIT)?;
@@ -638,7 +638,7 @@ async fn redelivery_runs_once_and_a_reconnect_loses_nothing() -> anyhow::Result<
     s.fake.close_connection()?;
     s.fake
         .wait("a reconnect", WAIT, |f| {
-            (f.connections_opened() == 3 && f.open_connections() == 1).then_some(())
+            (f.connections_opened() == 4 && f.open_connections() == 1).then_some(())
         })
         .await?;
     s.bot.wait_for_log("slack socket mode connected", 3, WAIT)?;
@@ -744,6 +744,23 @@ async fn credentials_never_reach_the_logs_even_at_trace_level() -> anyhow::Resul
     assert!(
         !swapped.contains(&s.secrets[0]) && !swapped.contains(&s.secrets[1]),
         "{swapped}"
+    );
+    // An app token Slack refuses (well formed, wrong): the start fails naming it, instead of retrying forever.
+    let refused_app = failed_start(
+        &s,
+        &[
+            ("SLACK_BOT_TOKEN", &s.secrets[0]),
+            ("SLACK_APP_TOKEN", "xapp-wrong-canary-5678"),
+        ],
+    )?;
+    assert!(
+        refused_app.contains("SLACK_APP_TOKEN was refused by apps.connections.open")
+            && refused_app.contains("invalid_auth"),
+        "{refused_app}"
+    );
+    assert!(
+        !refused_app.contains("wrong-canary") && !refused_app.contains(&s.secrets[0]),
+        "{refused_app}"
     );
     let missing = failed_start(&s, &[])?;
     assert!(missing.contains("SLACK_BOT_TOKEN is not set"), "{missing}");

@@ -1,7 +1,7 @@
 //! The `run` subcommand: the controllers, leader election and the metrics/health server.
 //!
-//! Out of cluster with `--kubeconfig PATH`; otherwise the client is inferred (in-cluster service account, or
-//! `$KUBECONFIG` / `~/.kube/config`). The bound metrics address is logged (`metrics server listening`, field
+//! Out of cluster with `--kubeconfig PATH`; otherwise the client is inferred (`$KUBECONFIG` / `~/.kube/config`
+//! when present, else the in-cluster service account). The bound metrics address is logged (`metrics server listening`, field
 //! `address`) so tests using `--metrics-bind-address 127.0.0.1:0` can find the port.
 
 use std::net::SocketAddr;
@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use kube::Client;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use model_fleet_api::render::{GatewayRef, RenderConfig};
 use model_fleet_operator::controller::context::DEFAULT_MAX_CONCURRENT_RECONCILES;
@@ -30,7 +29,8 @@ use super::http_add_on::{HttpAddOnArgs, HttpAddOnMode};
 /// Arguments of `model-fleet-operator run`.
 #[derive(clap::Args, Debug, Clone, PartialEq, Eq)]
 pub struct RunArgs {
-    /// Kubeconfig file to use (out of cluster). Without it: in-cluster config, else $KUBECONFIG or ~/.kube/config.
+    /// Kubeconfig file to use (out of cluster). Without it: $KUBECONFIG or ~/.kube/config when present, else the
+    /// in-cluster service account.
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
 
@@ -219,22 +219,7 @@ fn controllers() -> Vec<ControllerSpec> {
 }
 
 async fn client(args: &RunArgs) -> anyhow::Result<Client> {
-    let config = match &args.kubeconfig {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-            let options = KubeConfigOptions {
-                context: args.context.clone(),
-                ..KubeConfigOptions::default()
-            };
-            kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-                .await
-                .with_context(|| format!("loading kubeconfig {}", path.display()))?
-        }
-        None => kube::Config::infer()
-            .await
-            .context("inferring the Kubernetes config (in cluster or $KUBECONFIG)")?,
-    };
+    let config = super::kube_config(args.kubeconfig.as_deref(), args.context.clone()).await?;
     Client::try_from(config).context("building the Kubernetes client")
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Credentials come only from the environment (`SLACK_BOT_TOKEN`, `SLACK_APP_TOKEN`, optional
 //! `SLACK_SIGNING_SECRET`); the settings from flags or their environment variables. On start the bot checks its
-//! token with `auth.test` (a wrong token fails here, with the variable's name), logs `slack bot starting`, opens its
+//! tokens with `auth.test` and `apps.connections.open` (a wrong token fails here, with the variable's name), logs `slack bot starting`, opens its
 //! Socket Mode connections and runs until SIGTERM/SIGINT.
 
 use std::path::PathBuf;
@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::events::Reporter;
+use slack_morphism::prelude::SlackApiAppsConnectionOpenRequest;
 
 use model_fleet_operator::slack::access::Clients;
 use model_fleet_operator::slack::config::{Credentials, Policy};
@@ -24,7 +24,8 @@ use model_fleet_operator::telemetry::{LogFormat, logging};
 /// Arguments of `model-fleet-operator slack`.
 #[derive(clap::Args, Debug, Clone, PartialEq, Eq)]
 pub struct SlackArgs {
-    /// Kubeconfig file to use (out of cluster). Without it: in-cluster config, else $KUBECONFIG or ~/.kube/config.
+    /// Kubeconfig file to use (out of cluster). Without it: $KUBECONFIG or ~/.kube/config when present, else the
+    /// in-cluster service account.
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
 
@@ -114,8 +115,8 @@ pub fn main(args: SlackArgs) -> anyhow::Result<()> {
 }
 
 async fn run(args: SlackArgs, credentials: Credentials, policy: Policy) -> anyhow::Result<()> {
-    let clients =
-        Clients::new(kube_config(&args).await?).context("building the Kubernetes client")?;
+    let clients = Clients::new(super::kube_config(args.kubeconfig.as_deref(), None).await?)
+        .context("building the Kubernetes client")?;
     let slack = post::client(&args.slack_api_url)?;
     let bot_token = post::token(&credentials.bot_token);
     let me = slack
@@ -123,6 +124,15 @@ async fn run(args: SlackArgs, credentials: Credentials, policy: Policy) -> anyho
         .auth_test()
         .await
         .map_err(|e| anyhow::anyhow!("SLACK_BOT_TOKEN was refused by auth.test: {e}"))?;
+    // slack-morphism retries a refused app token forever without naming it: prove it once here.
+    let app_token = post::token(&credentials.app_token);
+    slack
+        .open_session(&app_token)
+        .apps_connections_open(&SlackApiAppsConnectionOpenRequest::new())
+        .await
+        .map_err(|e| {
+            anyhow::anyhow!("SLACK_APP_TOKEN was refused by apps.connections.open: {e}")
+        })?;
     let user = BotUser {
         id: me.user_id.0.clone(),
         name: me.user.clone().unwrap_or_else(|| "fleet".to_owned()),
@@ -144,7 +154,6 @@ async fn run(args: SlackArgs, credentials: Credentials, policy: Policy) -> anyho
         delay: Duration::from_secs(args.test_command_delay_seconds),
         dedup: Mutex::new(Dedup::default()),
     });
-    let app_token = post::token(&credentials.app_token);
     let transport = Transport::start(slack, app_token, args.socket_connections, bot)
         .await
         .context("starting the Socket Mode connections")?;
@@ -152,21 +161,6 @@ async fn run(args: SlackArgs, credentials: Credentials, policy: Policy) -> anyho
     transport.shutdown().await;
     tracing::info!("slack bot stopped");
     Ok(())
-}
-
-async fn kube_config(args: &SlackArgs) -> anyhow::Result<kube::Config> {
-    match &args.kubeconfig {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                .await
-                .with_context(|| format!("loading kubeconfig {}", path.display()))
-        }
-        None => kube::Config::infer()
-            .await
-            .context("inferring the Kubernetes config (in cluster or $KUBECONFIG)"),
-    }
 }
 
 /// Completes on SIGTERM (Kubernetes stopping the pod) or SIGINT.
