@@ -70,3 +70,18 @@ fn the_fit_and_the_kv_cache_from_shape_are_shown() {
     );
     assert!(stdout.contains("kind: Deployment"), "{stdout}");
 }
+
+// Without --default-gateway a route attaches to the chart's shared Gateway (values.yaml `gateway.name`, installed in
+// model-fleet-system by the documented install), so what `render` prints is what the operator would apply there.
+#[test]
+fn a_route_without_a_parent_ref_attaches_to_the_charts_shared_gateway() {
+    let stdout = rendered(&["examples/inference-kind.yaml"]);
+    let route = stdout
+        .split("\n---\n")
+        .map(|doc| serde_yaml::from_str::<serde_yaml::Value>(doc).expect("rendered YAML"))
+        .find(|doc| doc["kind"] == "HTTPRoute")
+        .unwrap_or_else(|| panic!("no HTTPRoute in {stdout}"));
+    let parent = &route["spec"]["parentRefs"][0];
+    assert_eq!(parent["name"], "shared", "{stdout}");
+    assert_eq!(parent["namespace"], "model-fleet-system", "{stdout}");
+}

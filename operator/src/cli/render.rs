@@ -19,11 +19,12 @@ pub struct RenderArgs {
     /// another file). Document numbers in errors count through the files in order.
     #[arg(short = 'f', long = "filename", required = true)]
     files: Vec<PathBuf>,
-    /// Gateway (`NAMESPACE/NAME`) for routes without `gateway.parentRef`, like the operator's flag.
+    /// Gateway (`NAMESPACE/NAME`) for routes without `gateway.parentRef`, like the operator's flag; the default is
+    /// the chart's shared Gateway in the namespace the installation guide uses.
     #[arg(
         long,
         env = "MODEL_FLEET_DEFAULT_GATEWAY",
-        default_value = "model-fleet-system/model-fleet"
+        default_value = "model-fleet-system/shared"
     )]
     default_gateway: String,
     /// Namespace for manifests without `metadata.namespace`.
