@@ -309,3 +309,78 @@ async fn an_edit_user_creates_an_inference_service_and_a_view_user_only_reads() 
     assert!(message.contains("forbidden"), "{message}");
     Ok(())
 }
+
+/// `(API group, resources, verbs)` of one rule, sorted, with the core group as `""`.
+type Grant = (String, Vec<String>, Vec<String>);
+
+fn grant(group: &str, resources: Vec<String>, verbs: Vec<String>) -> Grant {
+    let (mut resources, mut verbs) = (resources, verbs);
+    resources.sort();
+    verbs.sort();
+    (group.to_owned(), resources, verbs)
+}
+
+/// The rows of docs/security.md's table of the operator's permissions: `| group | resources | verbs | why |`.
+fn documented_grants() -> anyhow::Result<Vec<Grant>> {
+    let docs =
+        std::fs::read_to_string(acceptance_tests::cluster::repo_root().join("docs/security.md"))?;
+    let section = docs
+        .split("## The operator's permissions")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .ok_or_else(|| {
+            anyhow::anyhow!("docs/security.md has no section \"The operator's permissions\"")
+        })?;
+    let spans = |cell: &str| -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect()
+    };
+    Ok(section
+        .lines()
+        .filter(|line| {
+            line.starts_with("| ") && !line.starts_with("| API group") && !line.starts_with("| ---")
+        })
+        .map(|line| {
+            let cells: Vec<&str> = line.split(" | ").collect();
+            let group = cells[0].trim_start_matches("| ").trim_matches('`');
+            let verbs = cells[2].split(", ").map(str::to_owned).collect();
+            grant(
+                if group == "core" { "" } else { group },
+                spans(cells[1]),
+                verbs,
+            )
+        })
+        .collect())
+}
+
+// docs/security.md's table is what users audit before installing: it must be the rule file, row for row.
+#[test]
+fn the_security_docs_table_lists_exactly_the_operator_rules() -> anyhow::Result<()> {
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_owned))
+            .collect()
+    };
+    let mut from_rules: Vec<Grant> = operator_rules()?
+        .iter()
+        .flat_map(|rule| {
+            strings(&rule["apiGroups"])
+                .into_iter()
+                .map(|group| grant(&group, strings(&rule["resources"]), strings(&rule["verbs"])))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut documented = documented_grants()?;
+    from_rules.sort();
+    documented.sort();
+    assert_eq!(
+        documented, from_rules,
+        "docs/security.md (left) and operator-rules.yaml (right)"
+    );
+    Ok(())
+}
