@@ -60,6 +60,10 @@ cmd_build() {
   arches=$(installed_arches)
   [ -n "$arches" ] || die "no Rust linux target installed for amd64 or arm64"
   rev=$(revision)
+  # A tarball left from an earlier build of an architecture skipped now would go into the pushed index: drop it.
+  for arch in amd64 arm64; do
+    grep -qx "$arch" <<<"$arches" || rm -f "$(tarball "$arch")"
+  done
   for arch in $arches; do
     triple=${TRIPLE[$arch]}
     log "image: cargo build --release --target $triple (static)"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the local control plane's binaries from the Go module proxy at the versions pinned in
 # versions.env, into ${XDG_CACHE_HOME:-$HOME/.cache}/model-fleet/bin/<component>-<version>-<hash>/,
-# then the real node's (kubelet, kube-proxy, containerd, CNI plugins, crane) and our images
+# then crane, then the real node's (kubelet, kube-proxy, containerd, CNI plugins) and our images
 # (images/: modelfleet.local/pause and modelfleet.local/echo) into $MODEL_FLEET_CACHE/images/<hash>/.
-# MODEL_FLEET_REAL_NODE=0 skips the node's parts.
+# MODEL_FLEET_REAL_NODE=0 skips the node's parts (crane is built anyway: make image needs it).
 #
 # Idempotent (a component already in the cache is skipped in milliseconds) and safe to interrupt:
 # each component is built into a temporary folder and renamed into place only when complete, under
@@ -108,8 +108,12 @@ else
 fi
 log "control plane binaries ready in $((SECONDS - total))s"
 
+# crane packs our images for the real node and for `make image` / `make image-push`, which need it without a node.
+build_component crane "$CRANE_VERSION" "-X github.com/google/go-containerregistry/cmd/crane/cmd.Version=${CRANE_VERSION}" \
+  github.com/google/go-containerregistry/cmd/crane
+
 if [ "${MODEL_FLEET_REAL_NODE:-auto}" = 0 ]; then
-  log "real node: MODEL_FLEET_REAL_NODE=0, not building kubelet, containerd, CNI plugins, crane, images"
+  log "real node: MODEL_FLEET_REAL_NODE=0, not building kubelet, containerd, CNI plugins, images"
   exit 0
 fi
 node_total=$SECONDS
@@ -123,7 +127,5 @@ BUILD_TAGS="no_btrfs no_zfs no_devmapper urfave_cli_no_docs" build_component con
 build_component cni-plugins "$CNI_PLUGINS_VERSION" "-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=${CNI_PLUGINS_VERSION}" \
   github.com/containernetworking/plugins/plugins/main/bridge github.com/containernetworking/plugins/plugins/main/loopback \
   github.com/containernetworking/plugins/plugins/ipam/host-local github.com/containernetworking/plugins/plugins/meta/portmap
-build_component crane "$CRANE_VERSION" "-X github.com/google/go-containerregistry/cmd/crane/cmd.Version=${CRANE_VERSION}" \
-  github.com/google/go-containerregistry/cmd/crane
 build_images
 log "real node binaries and images ready in $((SECONDS - node_total))s"
