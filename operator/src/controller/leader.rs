@@ -3,7 +3,9 @@
 //!
 //! The manager renews the Lease every `duration - grace` seconds while holding it and takes it over once it has not
 //! been renewed for `duration` seconds. Handing over after a crash therefore takes at most about `duration` seconds;
-//! a clean shutdown releases the Lease so the standby takes over at its next poll.
+//! a clean shutdown releases the Lease. A standby does not watch the Lease: it reads it again when the renewal it
+//! last saw would expire, so it takes over within `duration` seconds either way (after a release without forcing
+//! the expired Lease open first).
 
 use std::time::{Duration, Instant};
 
