@@ -72,8 +72,8 @@ const RUN_HERE: &[(&str, &str)] = &[
         "kubectl wait --for=condition=Established -f charts/model-fleet-operator/crds/",
     ),
     (
-        "kubectl get isvc,trun,mfds,deploy,svc,scaledobject,httproute,job,pods -o wide",
-        "kubectl get isvc,trun,mfds,deploy,svc,scaledobject,httproute,job,pods -o wide",
+        "kubectl get isvc,trun,mfds,deploy,svc,scaledobject,httproute,job,pods -n demo -o wide",
+        "kubectl get isvc,trun,mfds,deploy,svc,scaledobject,httproute,job,pods -n demo -o wide",
     ),
     (
         "model-fleet-operator render -f FILE",
