@@ -313,8 +313,7 @@ async fn an_edit_user_creates_an_inference_service_and_a_view_user_only_reads() 
 /// `(API group, resources, verbs)` of one rule, sorted, with the core group as `""`.
 type Grant = (String, Vec<String>, Vec<String>);
 
-fn grant(group: &str, resources: Vec<String>, verbs: Vec<String>) -> Grant {
-    let (mut resources, mut verbs) = (resources, verbs);
+fn grant(group: &str, mut resources: Vec<String>, mut verbs: Vec<String>) -> Grant {
     resources.sort();
     verbs.sort();
     (group.to_owned(), resources, verbs)

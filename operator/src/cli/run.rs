@@ -1,8 +1,9 @@
 //! The `run` subcommand: the controllers, leader election and the metrics/health server.
 //!
 //! Out of cluster with `--kubeconfig PATH`; otherwise the client is inferred (`$KUBECONFIG` / `~/.kube/config`
-//! when present, else the in-cluster service account). The bound metrics address is logged (`metrics server listening`, field
-//! `address`) so tests using `--metrics-bind-address 127.0.0.1:0` can find the port.
+//! when present, else the in-cluster service account; [`super::kube_config`]). The bound metrics address is logged
+//! (`metrics server listening`, field `address`) so tests using `--metrics-bind-address 127.0.0.1:0` can find the
+//! port.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -2,8 +2,8 @@
 //!
 //! Credentials come only from the environment (`SLACK_BOT_TOKEN`, `SLACK_APP_TOKEN`, optional
 //! `SLACK_SIGNING_SECRET`); the settings from flags or their environment variables. On start the bot checks its
-//! tokens with `auth.test` and `apps.connections.open` (a wrong token fails here, with the variable's name), logs `slack bot starting`, opens its
-//! Socket Mode connections and runs until SIGTERM/SIGINT.
+//! tokens with `auth.test` and `apps.connections.open` (a wrong token fails here, with the variable's name), logs
+//! `slack bot starting`, opens its Socket Mode connections and runs until SIGTERM/SIGINT.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
