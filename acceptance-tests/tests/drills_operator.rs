@@ -135,12 +135,13 @@ type Fault = Box<dyn FnOnce(&Cluster) -> anyhow::Result<()> + Send>;
 
 /// One operator (never restarted) under a burst while `fault` hits the control plane; checks the end state and the
 /// reconcile-error rate: it may rise during the fault and must be back at 0 over the 10 s after convergence. The
-/// operator uses `kubeconfig` when given (e.g. one that dials a proxy), else the chart's identity.
+/// operator uses `kubeconfig` when given (e.g. one that dials a proxy), else the chart's identity. Returns the
+/// operator's whole log.
 async fn control_plane_drill(
     name: &str,
     fault: Fault,
     kubeconfig: Option<PathBuf>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<String> {
     let cluster = Cluster::connect()?;
     let ns = cluster
         .model_fleet_namespace(&format!("drill-{name}"))
@@ -226,7 +227,7 @@ async fn control_plane_drill(
         "reconcile errors after convergence (seed {seed}); the operator's last failed reconciles:\n{}",
         failed_reconciles(&operator)
     );
-    Ok(())
+    Ok(std::fs::read_to_string(&operator.log)?)
 }
 
 /// The last 30 `reconcile failed` / `reconcile waits` lines of the operator's log (what a drill's error count is).
@@ -258,17 +259,21 @@ fn restart(component: &'static str) -> Fault {
 #[tokio::test]
 #[ignore = "make drills runs the drills on their own instance: some restart its API server and etcd"]
 async fn drill_restart_kube_apiserver_during_a_burst() -> anyhow::Result<()> {
-    control_plane_drill("apiserver-restart", restart("kube-apiserver"), None).await
+    control_plane_drill("apiserver-restart", restart("kube-apiserver"), None).await?;
+    Ok(())
 }
 
 #[tokio::test]
 #[ignore = "make drills runs the drills on their own instance: some restart its API server and etcd"]
 async fn drill_restart_etcd_during_a_burst() -> anyhow::Result<()> {
-    control_plane_drill("etcd-restart", restart("etcd"), None).await
+    control_plane_drill("etcd-restart", restart("etcd"), None).await?;
+    Ok(())
 }
 
 // The operator dials kube-apiserver through our proxy, which stops forwarding for DRILL_STALL_SECONDS (default 30)
-// during the burst: no restart, and everything converges once bytes move again.
+// during the burst: no restart, and everything converges once bytes move again. A stall longer than the lease means
+// the leader cannot prove it still holds the Lease: it must stop its controllers (another replica could take over
+// meanwhile) and lead again once the API server answers, as docs/runbooks.md says it logs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "make drills runs the drills on their own instance: some restart its API server and etcd"]
 async fn drill_stall_the_api_server_connection() -> anyhow::Result<()> {
@@ -285,5 +290,19 @@ async fn drill_stall_the_api_server_connection() -> anyhow::Result<()> {
         switch.restore();
         Ok(())
     });
-    control_plane_drill("stall", fault, Some(kubeconfig)).await
+    let log = control_plane_drill("stall", fault, Some(kubeconfig)).await?;
+    let lease_seconds: u64 = LEASE[1].parse()?;
+    if stall > Duration::from_secs(2 * lease_seconds) {
+        let at = |line: &str| log.find(line);
+        let unconfirmed = at("cannot confirm the lease for a whole lease duration");
+        let lost = at("lost the lease: stopping controllers");
+        let led_again = log.rfind("acquired the lease: starting controllers");
+        assert!(
+            matches!((unconfirmed, lost, led_again), (Some(a), Some(b), Some(c)) if a < b && b < c),
+            "a stall of {stall:?} with a {lease_seconds} s lease: the leader stops for want of proof, then leads \
+             again: {:?}",
+            (unconfirmed, lost, led_again)
+        );
+    }
+    Ok(())
 }

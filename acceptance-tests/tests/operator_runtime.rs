@@ -27,6 +27,21 @@ async fn operator_serves_health_and_metrics_with_the_charts_rbac() -> anyhow::Re
     })
     .await
     .map_err(|e| e.context(operator.log_tail()))?;
+    // The runbook's readiness lines: the pod waited for the Lease, led, and synced every controller's cache.
+    let log = std::fs::read_to_string(&operator.log)?;
+    for line in [
+        "waiting for the lease",
+        "acquired the lease: starting controllers",
+    ] {
+        assert!(log.contains(line), "{line:?} missing from:\n{log}");
+    }
+    for kind in ["InferenceService", "TrainingRun", "Dataset"] {
+        assert!(
+            log.lines()
+                .any(|l| l.contains("controller caches synced") && l.contains(kind)),
+            "no `controller caches synced` for {kind}:\n{log}"
+        );
+    }
     let (code, metrics) = operator.http_get("/metrics")?;
     assert_eq!(code, 200);
     // OpenMetrics text; series appear with the first reconcile (covered in operator_inference.rs).
@@ -99,6 +114,65 @@ async fn two_operators_one_leader_and_a_handover_when_it_dies() -> anyhow::Resul
         },
     )
     .await?;
+    Ok(())
+}
+
+/// A clean shutdown hands over at once: on SIGTERM the leader releases the Lease, and the standby, watching it, takes
+/// it over in about a second instead of when the released Lease would have expired (a 60 s lease here, acquired
+/// just before, so that would be about a minute later).
+#[tokio::test]
+async fn a_released_lease_is_taken_over_before_it_would_have_expired() -> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    let ns = cluster.namespace("op-release").await?;
+    let kubeconfig = operator_kubeconfig(&cluster)?;
+    let lease_flags = ["--lease-duration-seconds", "60"];
+    let mut first =
+        OperatorProcess::start(&cluster, &kubeconfig, ns.name(), "fleet", &lease_flags, &[])?;
+    let leases: Api<Lease> = Api::namespaced(cluster.client().await?, ns.name());
+    let holder = || async {
+        let lease = leases.get_opt("fleet").await?;
+        Ok(lease.and_then(|l| l.spec).and_then(|s| s.holder_identity))
+    };
+    let first_id = wait_for("a lease holder", Duration::from_secs(20), holder).await?;
+    let second =
+        OperatorProcess::start(&cluster, &kubeconfig, ns.name(), "fleet", &lease_flags, &[])?;
+    // The standby has read the Lease through its watch (logged once the watch's first list is in).
+    wait_for(
+        "the second operator to stand by",
+        Duration::from_secs(20),
+        || async {
+            Ok(second
+                .log_tail()
+                .contains("the lease is held by another process: standing by")
+                .then_some(()))
+        },
+    )
+    .await?;
+
+    assert!(first.terminate(Duration::from_secs(20))?.success());
+    let released = std::time::Instant::now();
+    assert!(
+        std::fs::read_to_string(&first.log)?.contains("released the lease"),
+        "{}",
+        first.log_tail()
+    );
+    // Well under the ~55 s the released Lease had left: only the watch can explain a take-over in this window.
+    let second_id = wait_for(
+        "the standby to take the released lease",
+        Duration::from_secs(20),
+        || async { Ok(holder().await?.filter(|h| *h != first_id)) },
+    )
+    .await
+    .map_err(|e| e.context(second.log_tail()))?;
+    println!("take-over {:?} after the release", released.elapsed());
+    assert_ne!(second_id, first_id);
+    let log = std::fs::read_to_string(&second.log)?;
+    let asked = log.find("the lease was released: asking for it now");
+    let acquired = log.find("acquired the lease: starting controllers");
+    assert!(
+        matches!((asked, acquired), (Some(a), Some(b)) if a < b),
+        "the standby says it saw the release, then leads:\n{log}"
+    );
     Ok(())
 }
 

@@ -2,15 +2,18 @@
 //! pods), built on the `kube-lease-manager` crate (compatible with kube 5.0.0, so the tree keeps one kube version).
 //!
 //! The manager renews the Lease every `duration - grace` seconds while holding it and takes it over once it has not
-//! been renewed for `duration` seconds. Handing over after a crash therefore takes at most about `duration` seconds;
-//! a clean shutdown releases the Lease. A standby does not watch the Lease: it reads it again when the renewal it
-//! last saw would expire, so it takes over within `duration` seconds either way (after a release without forcing
-//! the expired Lease open first).
+//! been renewed for `duration` seconds. Handing over after a crash therefore takes at most about `duration` seconds.
+//! A clean shutdown releases the Lease (clears `holderIdentity`). The manager itself would only read the Lease again
+//! when the renewal it last saw expires, so a standby also watches the Lease ([`released`]) and asks for it at once
+//! when its holder lets it go: a rolling update hands over in about a second, as controller-runtime's standbys
+//! (retrying every 2 s) do, instead of up to `duration` seconds later.
 
 use std::time::{Duration, Instant};
 
+use futures::StreamExt as _;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client};
 use kube_lease_manager::{LeaseManager, LeaseManagerBuilder, LeaseManagerError};
 
@@ -91,9 +94,79 @@ pub fn holds(lease: &Lease, identity: &str, now: Timestamp) -> bool {
             .is_ok_and(|expiry| expiry > now)
 }
 
+/// The Lease's holder, if it names one (`spec.holderIdentity`, an empty string counting as none).
+fn holder(lease: &Lease) -> Option<&str> {
+    lease
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.holder_identity.as_deref())
+        .filter(|holder| !holder.is_empty())
+}
+
+/// Tells a release apart from a Lease that was never held: fed every version of the Lease a watch sees, it answers
+/// `true` once a Lease seen with a holder is seen without one (pure part of [`released`]). A Lease that is vacant
+/// from the start is left to the lease manager, which takes a vacant Lease on its own first read.
+#[derive(Debug, Default)]
+pub struct ReleaseDetector {
+    held: bool,
+}
+
+impl ReleaseDetector {
+    /// Records `lease`; `true` when it is vacant after having been held.
+    pub fn released(&mut self, lease: &Lease) -> bool {
+        let held = holder(lease).is_some();
+        let released = self.held && !held;
+        self.held = held;
+        released
+    }
+}
+
+/// Completes once the Lease's holder releases it (see [`ReleaseDetector`]), watching the one Lease (a
+/// `metadata.name` field selector; RBAC `list` and `watch` on `leases`). If the watch is refused it warns once and
+/// never completes: the standby then takes over when the Lease would have expired, as without this watch.
+pub async fn released(client: Client, settings: &LeaseSettings) {
+    let leases: Api<Lease> = Api::namespaced(client, &settings.namespace);
+    let config = watcher::Config::default().fields(&format!("metadata.name={}", settings.name));
+    let mut versions = std::pin::pin!(watcher(leases, config).default_backoff().applied_objects());
+    let mut detector = ReleaseDetector::default();
+    let (mut warned, mut announced) = (false, false);
+    while let Some(version) = versions.next().await {
+        match version {
+            Ok(lease) if detector.released(&lease) => return,
+            Ok(lease) => {
+                if let Some(holder) = holder(&lease).filter(|h| *h != settings.identity)
+                    && !announced
+                {
+                    announced = true;
+                    tracing::info!(%holder, "the lease is held by another process: standing by");
+                }
+            }
+            Err(error) if !warned => {
+                warned = true;
+                tracing::warn!(%error, "cannot watch the lease: a release is noticed only when the lease would expire");
+            }
+            Err(_) => {}
+        }
+    }
+    std::future::pending().await
+}
+
 /// How often the watchdog reads the Lease: a third of the duration, at least every second.
 fn watchdog_period(settings: &LeaseSettings) -> Duration {
     Duration::from_secs((settings.duration_seconds / 3).max(1))
+}
+
+/// Reads the Lease, giving up after one [`watchdog_period`]: a stalled connection (no error, no answer) counts as a
+/// failed read, so the watchdog cannot hang on it while the Lease expires.
+///
+/// # Errors
+/// The API error, or that no answer came within the period.
+async fn read(leases: &Api<Lease>, settings: &LeaseSettings) -> anyhow::Result<Lease> {
+    let period = watchdog_period(settings);
+    match tokio::time::timeout(period, leases.get(&settings.name)).await {
+        Ok(read) => Ok(read?),
+        Err(_) => anyhow::bail!("no answer within {} s", period.as_secs()),
+    }
 }
 
 /// Completes once the Lease, read back from the API server, proves this process holds it.
@@ -103,7 +176,7 @@ fn watchdog_period(settings: &LeaseSettings) -> Duration {
 pub async fn confirmed(client: Client, settings: &LeaseSettings) {
     let leases: Api<Lease> = Api::namespaced(client, &settings.namespace);
     loop {
-        if let Ok(lease) = leases.get(&settings.name).await
+        if let Ok(lease) = read(&leases, settings).await
             && holds(&lease, &settings.identity, Timestamp::now())
         {
             return;
@@ -113,14 +186,15 @@ pub async fn confirmed(client: Client, settings: &LeaseSettings) {
 }
 
 /// Watchdog: completes when this process can no longer prove it holds the Lease: another holder or an expired
-/// renewal is read back, or no read succeeded for a whole lease duration. Reads only, never writes.
+/// renewal is read back, or no read was answered for a whole lease duration (each read waits one watchdog period
+/// at most, so a stalled connection counts). Reads only, never writes.
 pub async fn lost(client: Client, settings: &LeaseSettings) {
     let leases: Api<Lease> = Api::namespaced(client, &settings.namespace);
     let duration = Duration::from_secs(settings.duration_seconds);
     let mut last_proof = Instant::now();
     loop {
         tokio::time::sleep(watchdog_period(settings)).await;
-        match leases.get(&settings.name).await {
+        match read(&leases, settings).await {
             Ok(lease) if holds(&lease, &settings.identity, Timestamp::now()) => {
                 last_proof = Instant::now()
             }
@@ -159,6 +233,24 @@ mod tests {
         assert!(!holds(&lease("me", 980, 15), "me", now), "expired");
         assert!(!holds(&lease("other", 999, 15), "me", now));
         assert!(!holds(&Lease::default(), "me", now));
+    }
+
+    #[test]
+    fn a_release_is_a_held_lease_seen_vacant() {
+        let vacant = Lease {
+            spec: Some(LeaseSpec::default()),
+            ..Default::default()
+        };
+        let mut detector = ReleaseDetector::default();
+        assert!(!detector.released(&vacant), "vacant from the start");
+        assert!(!detector.released(&lease("other", 990, 15)));
+        assert!(!detector.released(&lease("other", 995, 15)), "a renewal");
+        assert!(detector.released(&vacant), "released");
+        assert!(!detector.released(&vacant), "still vacant");
+        assert!(!detector.released(&lease("me", 999, 15)));
+        let mut empty = lease("", 999, 15);
+        empty.spec.as_mut().unwrap().renew_time = None;
+        assert!(detector.released(&empty), "an empty holder is no holder");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! standby --(Lease acquired)--> leading: start every controller
+//! standby --(Lease released by its holder)--> standby: ask for it at once
 //! leading --(Lease lost)------> standby: stop them (watches and queues dropped)
 //! any     --(SIGTERM/SIGINT)--> stop controllers gracefully, release the Lease, return
 //! ```
@@ -144,20 +145,30 @@ pub async fn run(
     let manager = lease_manager(ctx.client.clone(), &lease).await?;
     ctx.health.set_leading(false);
     tracing::info!(lease = %lease.name, namespace = %lease.namespace, identity = %lease.identity, "waiting for the lease");
-    let (mut leading, lease_task) = manager.watch().await;
+    let (mut leading, mut lease_task) = manager.watch().await;
     tokio::pin!(shutdown);
     let controllers = Arc::new(controllers);
 
     let result = loop {
-        // Standby: wait for the Lease or the shutdown.
-        tokio::select! {
+        // Standby: wait for the Lease, a release by its holder, or the shutdown.
+        let released = tokio::select! {
             () = &mut shutdown => break Ok(()),
+            () = leader::released(ctx.client.clone(), &lease) => true,
             acquired = leading.wait_for(|l| *l) => {
                 if acquired.is_err() {
                     ctx.health.set_lease_failed();
                     break Err(anyhow::anyhow!("the lease loop stopped"));
                 }
+                false
             }
+        };
+        if released {
+            // The old manager holds nothing: stopping it mid-sleep loses nothing.
+            if let Some(fresh) = fresh_lease_watch(&ctx, &lease).await {
+                lease_task.abort();
+                (leading, lease_task) = fresh;
+            }
+            continue;
         }
         // The lease manager may report leading while its renewals fail: read the Lease back first.
         tokio::select! {
@@ -203,6 +214,30 @@ pub async fn run(
     }
     result
 }
+
+/// A standby saw the Lease released: its lease manager sleeps until the expiry it last read, so a new one is made,
+/// which reads the vacant Lease and takes it now. `None` (warned) when it cannot be made: the current manager then
+/// takes the Lease at that expiry.
+async fn fresh_lease_watch(ctx: &Context, lease: &LeaseSettings) -> Option<LeaseWatch> {
+    tracing::info!(identity = %lease.identity, "the lease was released: asking for it now");
+    match lease_manager(ctx.client.clone(), lease).await {
+        Ok(manager) => Some(manager.watch().await),
+        Err(error) => {
+            tracing::warn!(%error, "cannot read the released lease: waiting for its expiry");
+            None
+        }
+    }
+}
+
+/// What [`LeaseManager::watch`](kube_lease_manager::LeaseManager::watch) returns: whether this process leads, and
+/// the task renewing or acquiring the Lease (it releases the Lease and returns the manager once the receiver is
+/// dropped).
+type LeaseWatch = (
+    watch::Receiver<bool>,
+    tokio::task::JoinHandle<
+        Result<kube_lease_manager::LeaseManager, kube_lease_manager::LeaseManagerError>,
+    >,
+);
 
 fn start(
     ctx: &Arc<Context>,
