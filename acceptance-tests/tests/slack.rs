@@ -1,7 +1,8 @@
 //! The Slack bot (issue 19) against the control plane and a local Slack (`acceptance_tests::slack::FakeSlack`, on
 //! loopback, speaking Socket Mode's envelope protocol): every command from a slash command, a mention and a DM with
 //! the object really changed (and the operator acting on it); refusals of both authorization layers (allowlists,
-//! then Kubernetes RBAC through impersonation), each with a clear message and nothing changed; a Terraform-owned
+//! then Kubernetes RBAC through impersonation), each with a clear message and nothing changed; a RoleBinding of the
+//! impersonated group granting what no user binding does; a Terraform-owned
 //! `intent` refused without `force`; redelivered envelopes handled once; a reconnect mid-command losing nothing;
 //! credentials never in the logs (canary values grepped over every run).
 //!
@@ -563,6 +564,32 @@ async fn refusals_say_what_to_type_and_change_nothing() -> anyhow::Result<()> {
                 .1
                 .contains("taken over from terraform-modelfleet with force"),
         "{events:?}"
+    );
+
+    // Groups: every impersonated user also carries SLACK_IMPERSONATION_GROUPS (default GROUP), so one RoleBinding of
+    // that group grants what no user binding does: ADMIN, refused in the other namespace above, may stop llama2 there
+    // once the group is bound (RBAC takes a binding in within moments: the command is retried until it is).
+    bind(
+        &s.cluster,
+        other_ns,
+        ("Group", GROUP),
+        "model-fleet-slack-editor",
+    )?;
+    let command = format!("stop {other_ns}/llama2");
+    let stopped = wait_for(
+        "the group's RoleBinding to let ADMIN stop llama2",
+        WAIT,
+        || async {
+            let text = answer(&s, &s.fake.slash(ADMIN, FLEET, &command)).await?;
+            Ok((!text.contains("Kubernetes RBAC does not let")).then_some(text))
+        },
+    )
+    .await?;
+    let others = inference::api(&s.client, other_ns, &isvc_resource());
+    assert_eq!(
+        spec_field(&others, "llama2", "intent").await?,
+        json!("suspended"),
+        "{stopped}"
     );
     s.assert_no_secrets();
     Ok(())
