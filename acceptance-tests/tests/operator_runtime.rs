@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use acceptance_tests::modelfleet::create_training_run;
 use acceptance_tests::process::operator_kubeconfig;
-use acceptance_tests::{Cluster, OperatorProcess, wait_for};
+use acceptance_tests::{Cluster, OperatorProcess, TestNamespace, wait_for};
 use futures::StreamExt as _;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
@@ -54,50 +54,86 @@ async fn operator_serves_health_and_metrics_with_the_charts_rbac() -> anyhow::Re
     Ok(())
 }
 
+/// The holder of Lease `fleet` (`spec.holderIdentity`), if any.
+async fn holder(leases: &Api<Lease>) -> anyhow::Result<Option<String>> {
+    let lease = leases.get_opt("fleet").await?;
+    Ok(lease.and_then(|l| l.spec).and_then(|s| s.holder_identity))
+}
+
+/// Two operators on Lease `fleet` with `--lease-duration-seconds lease_seconds` in a new namespace `prefix-...`:
+/// the first leads before the second starts and stands by (it logs so once its watch has read the Lease).
+struct LeaderAndStandby {
+    _ns: TestNamespace,
+    leases: Api<Lease>,
+    leader: OperatorProcess,
+    leader_id: String,
+    standby: OperatorProcess,
+}
+
+impl LeaderAndStandby {
+    async fn start(prefix: &str, lease_seconds: u64) -> anyhow::Result<Self> {
+        let cluster = Cluster::connect()?;
+        let ns = cluster.namespace(prefix).await?;
+        let kubeconfig = operator_kubeconfig(&cluster)?;
+        let seconds = lease_seconds.to_string();
+        let flags = ["--lease-duration-seconds", seconds.as_str()];
+        let start =
+            || OperatorProcess::start(&cluster, &kubeconfig, ns.name(), "fleet", &flags, &[]);
+        let leader = start()?;
+        let leases: Api<Lease> = Api::namespaced(cluster.client().await?, ns.name());
+        let leader_id = wait_for("a lease holder", Duration::from_secs(20), || {
+            holder(&leases)
+        })
+        .await?;
+        let standby = start()?;
+        wait_for(
+            "the second operator to stand by",
+            Duration::from_secs(20),
+            || async {
+                Ok(standby
+                    .log_tail()
+                    .contains("the lease is held by another process: standing by")
+                    .then_some(()))
+            },
+        )
+        .await?;
+        Ok(LeaderAndStandby {
+            _ns: ns,
+            leases,
+            leader,
+            leader_id,
+            standby,
+        })
+    }
+
+    /// Waits up to `timeout` for a holder other than the first leader; returns it.
+    async fn new_holder(&self, timeout: Duration) -> anyhow::Result<String> {
+        wait_for("the standby to take the lease", timeout, || async {
+            Ok(holder(&self.leases).await?.filter(|h| *h != self.leader_id))
+        })
+        .await
+        .map_err(|e| e.context(self.standby.log_tail()))
+    }
+}
+
 #[tokio::test]
 async fn two_operators_one_leader_and_a_handover_when_it_dies() -> anyhow::Result<()> {
-    let cluster = Cluster::connect()?;
-    let ns = cluster.namespace("op-lease").await?;
-    let kubeconfig = operator_kubeconfig(&cluster)?;
-    let lease_flags = ["--lease-duration-seconds", "4"];
-    let mut first =
-        OperatorProcess::start(&cluster, &kubeconfig, ns.name(), "fleet", &lease_flags, &[])?;
-    let leases: Api<Lease> = Api::namespaced(cluster.client().await?, ns.name());
-    let holder = |leases: Api<Lease>| async move {
-        let lease = leases.get_opt("fleet").await?;
-        Ok(lease.and_then(|l| l.spec).and_then(|s| s.holder_identity))
-    };
-    let first_id = wait_for("a lease holder", Duration::from_secs(20), || {
-        holder(leases.clone())
-    })
-    .await?;
-    let second =
-        OperatorProcess::start(&cluster, &kubeconfig, ns.name(), "fleet", &lease_flags, &[])?;
+    let mut pair = LeaderAndStandby::start("op-lease", 4).await?;
     tokio::time::sleep(Duration::from_secs(6)).await;
     assert_eq!(
-        holder(leases.clone()).await?,
-        Some(first_id.clone()),
+        holder(&pair.leases).await?.as_ref(),
+        Some(&pair.leader_id),
         "the leader keeps the lease"
     );
     assert!(
-        !second.log_tail().contains("acquired the lease"),
+        !pair.standby.log_tail().contains("acquired the lease"),
         "{}",
-        second.log_tail()
+        pair.standby.log_tail()
     );
 
-    first.kill(); // a crash: the lease is not released, it must expire
+    pair.leader.kill(); // a crash: the lease is not released, it must expire
     let started = std::time::Instant::now();
-    let second_id = wait_for(
-        "the second operator to take over",
-        Duration::from_secs(15),
-        || {
-            let leases = leases.clone();
-            let first_id = first_id.clone();
-            async move { Ok(holder(leases).await?.filter(|h| *h != first_id)) }
-        },
-    )
-    .await?;
-    assert_ne!(second_id, first_id);
+    pair.new_holder(Duration::from_secs(15)).await?;
     assert!(
         started.elapsed() < Duration::from_secs(4 + 4),
         "handover took {:?}",
@@ -107,7 +143,8 @@ async fn two_operators_one_leader_and_a_handover_when_it_dies() -> anyhow::Resul
         "the second operator to start its controllers",
         Duration::from_secs(10),
         || async {
-            Ok(second
+            Ok(pair
+                .standby
                 .log_tail()
                 .contains("acquired the lease")
                 .then_some(()))
@@ -122,51 +159,18 @@ async fn two_operators_one_leader_and_a_handover_when_it_dies() -> anyhow::Resul
 /// just before, so that would be about a minute later).
 #[tokio::test]
 async fn a_released_lease_is_taken_over_before_it_would_have_expired() -> anyhow::Result<()> {
-    let cluster = Cluster::connect()?;
-    let ns = cluster.namespace("op-release").await?;
-    let kubeconfig = operator_kubeconfig(&cluster)?;
-    let lease_flags = ["--lease-duration-seconds", "60"];
-    let mut first =
-        OperatorProcess::start(&cluster, &kubeconfig, ns.name(), "fleet", &lease_flags, &[])?;
-    let leases: Api<Lease> = Api::namespaced(cluster.client().await?, ns.name());
-    let holder = || async {
-        let lease = leases.get_opt("fleet").await?;
-        Ok(lease.and_then(|l| l.spec).and_then(|s| s.holder_identity))
-    };
-    let first_id = wait_for("a lease holder", Duration::from_secs(20), holder).await?;
-    let second =
-        OperatorProcess::start(&cluster, &kubeconfig, ns.name(), "fleet", &lease_flags, &[])?;
-    // The standby has read the Lease through its watch (logged once the watch's first list is in).
-    wait_for(
-        "the second operator to stand by",
-        Duration::from_secs(20),
-        || async {
-            Ok(second
-                .log_tail()
-                .contains("the lease is held by another process: standing by")
-                .then_some(()))
-        },
-    )
-    .await?;
-
-    assert!(first.terminate(Duration::from_secs(20))?.success());
+    let mut pair = LeaderAndStandby::start("op-release", 60).await?;
+    assert!(pair.leader.terminate(Duration::from_secs(20))?.success());
     let released = std::time::Instant::now();
     assert!(
-        std::fs::read_to_string(&first.log)?.contains("released the lease"),
+        std::fs::read_to_string(&pair.leader.log)?.contains("released the lease"),
         "{}",
-        first.log_tail()
+        pair.leader.log_tail()
     );
     // Well under the ~55 s the released Lease had left: only the watch can explain a take-over in this window.
-    let second_id = wait_for(
-        "the standby to take the released lease",
-        Duration::from_secs(20),
-        || async { Ok(holder().await?.filter(|h| *h != first_id)) },
-    )
-    .await
-    .map_err(|e| e.context(second.log_tail()))?;
+    pair.new_holder(Duration::from_secs(20)).await?;
     println!("take-over {:?} after the release", released.elapsed());
-    assert_ne!(second_id, first_id);
-    let log = std::fs::read_to_string(&second.log)?;
+    let log = std::fs::read_to_string(&pair.standby.log)?;
     let asked = log.find("the lease was released: asking for it now");
     let acquired = log.find("acquired the lease: starting controllers");
     assert!(
