@@ -43,7 +43,7 @@ test: ## Unit and control-plane tests (starts and stops its own instance, never 
 examples-check: ## Every example renders (render -f); the catalog's manifests reach their state and its Terraform examples plan clean, on a private instance
 	@$(CLUSTER)/examples-check.sh
 
-drills: ## Operator fault drills of issue 18 on their own instance (kill -9, API server/etcd restart, stalled connection, two replicas, load; about 7 min); figures in docs/RELIABILITY.md
+drills: ## Operator fault drills of issue 18 on their own instance (kill -9, API server/etcd restart, stalled connection, two replicas, load; about 8 min plus the build); figures in docs/RELIABILITY.md
 	@$(CLUSTER)/drills.sh $(DRILLS_INSTANCE)
 
 drills-ci: ## The bounded drill subset CI runs (kill -9, a 15 s stalled connection, two replicas; bursts of 150) on instance drills-ci

@@ -27,20 +27,12 @@ async fn operator_serves_health_and_metrics_with_the_charts_rbac() -> anyhow::Re
     })
     .await
     .map_err(|e| e.context(operator.log_tail()))?;
-    // The runbook's readiness lines: the pod waited for the Lease, led, and synced every controller's cache.
-    let log = std::fs::read_to_string(&operator.log)?;
-    for line in [
-        "waiting for the lease",
-        "acquired the lease: starting controllers",
-    ] {
-        assert!(log.contains(line), "{line:?} missing from:\n{log}");
-    }
+    // The runbook's readiness lines: the pod waited for the Lease, led, and synced every controller's cache (a
+    // standby is ready too, so they are waited for).
+    logged(&operator, "waiting for the lease", "").await?;
+    logged(&operator, "acquired the lease: starting controllers", "").await?;
     for kind in ["InferenceService", "TrainingRun", "Dataset"] {
-        assert!(
-            log.lines()
-                .any(|l| l.contains("controller caches synced") && l.contains(kind)),
-            "no `controller caches synced` for {kind}:\n{log}"
-        );
+        logged(&operator, "controller caches synced", kind).await?;
     }
     let (code, metrics) = operator.http_get("/metrics")?;
     assert_eq!(code, 200);
@@ -52,6 +44,25 @@ async fn operator_serves_health_and_metrics_with_the_charts_rbac() -> anyhow::Re
         operator.log_tail()
     );
     Ok(())
+}
+
+/// Waits up to 20 s for a line of `operator`'s log holding both `message` and `also` (`""`: anything).
+///
+/// Errors: the timeout, with the log tail.
+async fn logged(operator: &OperatorProcess, message: &str, also: &str) -> anyhow::Result<()> {
+    wait_for(
+        &format!("`{message}` {also} in the log"),
+        Duration::from_secs(20),
+        || async {
+            let log = std::fs::read_to_string(&operator.log)?;
+            Ok(log
+                .lines()
+                .any(|l| l.contains(message) && l.contains(also))
+                .then_some(()))
+        },
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))
 }
 
 /// The holder of Lease `fleet` (`spec.holderIdentity`), if any.
@@ -170,6 +181,12 @@ async fn a_released_lease_is_taken_over_before_it_would_have_expired() -> anyhow
     // Well under the ~55 s the released Lease had left: only the watch can explain a take-over in this window.
     pair.new_holder(Duration::from_secs(20)).await?;
     println!("take-over {:?} after the release", released.elapsed());
+    logged(
+        &pair.standby,
+        "acquired the lease: starting controllers",
+        "",
+    )
+    .await?;
     let log = std::fs::read_to_string(&pair.standby.log)?;
     let asked = log.find("the lease was released: asking for it now");
     let acquired = log.find("acquired the lease: starting controllers");

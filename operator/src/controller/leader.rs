@@ -77,21 +77,24 @@ pub async fn lease_manager(
         .await
 }
 
+/// When `lease` expires: `renewTime + leaseDurationSeconds` (`None` without both, or out of range).
+fn expiry(lease: &Lease) -> Option<Timestamp> {
+    let spec = lease.spec.as_ref()?;
+    let (renewed, duration) = (spec.renew_time.as_ref()?, spec.lease_duration_seconds?);
+    renewed
+        .0
+        .checked_add(SignedDuration::from_secs(i64::from(duration)))
+        .ok()
+}
+
 /// Whether `lease` says `identity` holds it at `now`: it is the holder and `renewTime + leaseDurationSeconds` is
 /// still ahead (pure part of the watchdog).
 pub fn holds(lease: &Lease, identity: &str, now: Timestamp) -> bool {
-    let Some(spec) = lease.spec.as_ref() else {
-        return false;
-    };
-    let (Some(renewed), Some(duration)) = (spec.renew_time.as_ref(), spec.lease_duration_seconds)
-    else {
-        return false;
-    };
-    spec.holder_identity.as_deref() == Some(identity)
-        && renewed
-            .0
-            .checked_add(SignedDuration::from_secs(i64::from(duration)))
-            .is_ok_and(|expiry| expiry > now)
+    lease
+        .spec
+        .as_ref()
+        .is_some_and(|spec| spec.holder_identity.as_deref() == Some(identity))
+        && expiry(lease).is_some_and(|expiry| expiry > now)
 }
 
 /// The Lease's holder, if it names one (`spec.holderIdentity`, an empty string counting as none).
@@ -103,21 +106,26 @@ fn holder(lease: &Lease) -> Option<&str> {
         .filter(|holder| !holder.is_empty())
 }
 
-/// Tells a release apart from a Lease that was never held: fed every version of the Lease a watch sees, it answers
-/// `true` once a Lease seen with a holder is seen without one (pure part of [`released`]). A Lease that is vacant
-/// from the start is left to the lease manager, which takes a vacant Lease on its own first read.
+/// Tells a clean release from everything else: fed every version of the Lease a watch sees, it answers `true` when
+/// the Lease turns vacant while the last held version seen had not expired yet (its holder let it go, e.g. on
+/// SIGTERM). Pure part of [`released`]. Left to the lease manager's own loop: a Lease forced open after it expired
+/// (a crashed holder), where the manager's own random back-off keeps two standbys from racing, and a Lease vacant
+/// at the watch's first list (the manager takes one that is vacant at its own first read; a release in the
+/// milliseconds between that read and the list is noticed only at the expiry the manager read).
 #[derive(Debug, Default)]
 pub struct ReleaseDetector {
-    held: bool,
+    /// Expiry of the last held version seen (`None`: none seen, or none since the last release).
+    live_until: Option<Timestamp>,
 }
 
 impl ReleaseDetector {
-    /// Records `lease`; `true` when it is vacant after having been held.
-    pub fn released(&mut self, lease: &Lease) -> bool {
-        let held = holder(lease).is_some();
-        let released = self.held && !held;
-        self.held = held;
-        released
+    /// Records `lease` as read at `now`; `true` on a release of a Lease that was still live.
+    pub fn released(&mut self, lease: &Lease, now: Timestamp) -> bool {
+        if holder(lease).is_some() {
+            self.live_until = expiry(lease);
+            return false;
+        }
+        self.live_until.take().is_some_and(|until| until > now)
     }
 }
 
@@ -132,7 +140,7 @@ pub async fn released(client: Client, settings: &LeaseSettings) {
     let (mut warned, mut announced) = (false, false);
     while let Some(version) = versions.next().await {
         match version {
-            Ok(lease) if detector.released(&lease) => return,
+            Ok(lease) if detector.released(&lease, Timestamp::now()) => return,
             Ok(lease) => {
                 if let Some(holder) = holder(&lease).filter(|h| *h != settings.identity)
                     && !announced
@@ -152,7 +160,7 @@ pub async fn released(client: Client, settings: &LeaseSettings) {
 }
 
 /// How often the watchdog reads the Lease: a third of the duration, at least every second.
-fn watchdog_period(settings: &LeaseSettings) -> Duration {
+pub fn watchdog_period(settings: &LeaseSettings) -> Duration {
     Duration::from_secs((settings.duration_seconds / 3).max(1))
 }
 
@@ -236,21 +244,36 @@ mod tests {
     }
 
     #[test]
-    fn a_release_is_a_held_lease_seen_vacant() {
+    fn a_release_is_a_live_lease_seen_vacant() {
         let vacant = Lease {
             spec: Some(LeaseSpec::default()),
             ..Default::default()
         };
+        let at = |second| Timestamp::from_second(second).unwrap();
         let mut detector = ReleaseDetector::default();
-        assert!(!detector.released(&vacant), "vacant from the start");
-        assert!(!detector.released(&lease("other", 990, 15)));
-        assert!(!detector.released(&lease("other", 995, 15)), "a renewal");
-        assert!(detector.released(&vacant), "released");
-        assert!(!detector.released(&vacant), "still vacant");
-        assert!(!detector.released(&lease("me", 999, 15)));
-        let mut empty = lease("", 999, 15);
+        assert!(
+            !detector.released(&vacant, at(1_000)),
+            "vacant from the start"
+        );
+        assert!(!detector.released(&lease("other", 990, 15), at(1_000)));
+        assert!(
+            !detector.released(&lease("other", 995, 15), at(1_000)),
+            "a renewal"
+        );
+        assert!(detector.released(&vacant, at(1_001)), "released while live");
+        assert!(!detector.released(&vacant, at(1_002)), "still vacant");
+        assert!(!detector.released(&lease("other", 1_000, 15), at(1_003)));
+        assert!(
+            !detector.released(&vacant, at(1_020)),
+            "forced open after it expired at 1015: the manager's own loop takes it"
+        );
+        let mut empty = lease("", 1_030, 15);
         empty.spec.as_mut().unwrap().renew_time = None;
-        assert!(detector.released(&empty), "an empty holder is no holder");
+        assert!(!detector.released(&lease("me", 1_030, 15), at(1_031)));
+        assert!(
+            detector.released(&empty, at(1_031)),
+            "an empty holder is no holder"
+        );
     }
 
     #[test]

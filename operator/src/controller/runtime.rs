@@ -216,14 +216,22 @@ pub async fn run(
 }
 
 /// A standby saw the Lease released: its lease manager sleeps until the expiry it last read, so a new one is made,
-/// which reads the vacant Lease and takes it now. `None` (warned) when it cannot be made: the current manager then
-/// takes the Lease at that expiry.
+/// which reads the vacant Lease and takes it now. `None` (warned) when it cannot be made within a watchdog period
+/// (the read hangs or fails): the current manager then takes the Lease at that expiry.
 async fn fresh_lease_watch(ctx: &Context, lease: &LeaseSettings) -> Option<LeaseWatch> {
     tracing::info!(identity = %lease.identity, "the lease was released: asking for it now");
-    match lease_manager(ctx.client.clone(), lease).await {
-        Ok(manager) => Some(manager.watch().await),
-        Err(error) => {
+    let period = leader::watchdog_period(lease);
+    match tokio::time::timeout(period, lease_manager(ctx.client.clone(), lease)).await {
+        Ok(Ok(manager)) => Some(manager.watch().await),
+        Ok(Err(error)) => {
             tracing::warn!(%error, "cannot read the released lease: waiting for its expiry");
+            None
+        }
+        Err(_) => {
+            tracing::warn!(
+                seconds = period.as_secs(),
+                "no answer reading the released lease: waiting for its expiry"
+            );
             None
         }
     }
