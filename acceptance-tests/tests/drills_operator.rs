@@ -303,6 +303,12 @@ async fn drill_stall_the_api_server_connection() -> anyhow::Result<()> {
              again: {:?}",
             (unconfirmed, lost, led_again)
         );
+    } else {
+        println!(
+            "DRILL stall: lease lines not checked: a {stall:?} stall is not longer than twice the {lease_seconds} s \
+             lease (set DRILL_STALL_SECONDS above {})",
+            2 * lease_seconds
+        );
     }
     Ok(())
 }

@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use acceptance_tests::modelfleet::create_training_run;
 use acceptance_tests::process::operator_kubeconfig;
+use acceptance_tests::rbac::{
+    http_add_on_rules, kubeconfig_with_exact_rules, lease_rules, operator_rules,
+};
 use acceptance_tests::{Cluster, OperatorProcess, TestNamespace, wait_for};
 use futures::StreamExt as _;
 use k8s_openapi::api::coordination::v1::Lease;
@@ -71,75 +74,99 @@ async fn holder(leases: &Api<Lease>) -> anyhow::Result<Option<String>> {
     Ok(lease.and_then(|l| l.spec).and_then(|s| s.holder_identity))
 }
 
-/// Two operators on Lease `fleet` with `--lease-duration-seconds lease_seconds` in a new namespace `prefix-...`:
-/// the first leads before the second starts and stands by (it logs so once its watch has read the Lease).
-struct LeaderAndStandby {
+/// Operators on Lease `fleet` with `--lease-duration-seconds lease_seconds` in a new namespace `prefix-...`, all with
+/// `kubeconfig`: the first leads before the others start, and each other one stands by (it logs `stand_by_line`
+/// once its watch of the Lease has read it, or failed to).
+struct LeaderAndStandbys {
     _ns: TestNamespace,
     leases: Api<Lease>,
     leader: OperatorProcess,
     leader_id: String,
-    standby: OperatorProcess,
+    standbys: Vec<OperatorProcess>,
 }
 
-impl LeaderAndStandby {
-    async fn start(prefix: &str, lease_seconds: u64) -> anyhow::Result<Self> {
+/// What a standby logs once its watch has read the Lease held by another process.
+const STANDING_BY: &str = "the lease is held by another process: standing by";
+
+impl LeaderAndStandbys {
+    async fn start(
+        prefix: &str,
+        lease_seconds: u64,
+        kubeconfig: &std::path::Path,
+        standbys: usize,
+        stand_by_line: &str,
+    ) -> anyhow::Result<Self> {
         let cluster = Cluster::connect()?;
         let ns = cluster.namespace(prefix).await?;
-        let kubeconfig = operator_kubeconfig(&cluster)?;
         let seconds = lease_seconds.to_string();
         let flags = ["--lease-duration-seconds", seconds.as_str()];
         let start =
-            || OperatorProcess::start(&cluster, &kubeconfig, ns.name(), "fleet", &flags, &[]);
+            || OperatorProcess::start(&cluster, kubeconfig, ns.name(), "fleet", &flags, &[]);
         let leader = start()?;
         let leases: Api<Lease> = Api::namespaced(cluster.client().await?, ns.name());
         let leader_id = wait_for("a lease holder", Duration::from_secs(20), || {
             holder(&leases)
         })
         .await?;
-        let standby = start()?;
-        wait_for(
-            "the second operator to stand by",
-            Duration::from_secs(20),
-            || async {
-                Ok(standby
-                    .log_tail()
-                    .contains("the lease is held by another process: standing by")
-                    .then_some(()))
-            },
-        )
-        .await?;
-        Ok(LeaderAndStandby {
+        let standbys = (0..standbys)
+            .map(|_| start())
+            .collect::<Result<Vec<_>, _>>()?;
+        for standby in &standbys {
+            logged(standby, stand_by_line, "").await?;
+        }
+        Ok(LeaderAndStandbys {
             _ns: ns,
             leases,
             leader,
             leader_id,
-            standby,
+            standbys,
         })
+    }
+
+    /// A leader and one standby with the chart's rules.
+    async fn pair(prefix: &str, lease_seconds: u64) -> anyhow::Result<Self> {
+        let kubeconfig = operator_kubeconfig(&Cluster::connect()?)?;
+        Self::start(prefix, lease_seconds, &kubeconfig, 1, STANDING_BY).await
     }
 
     /// Waits up to `timeout` for a holder other than the first leader; returns it.
     async fn new_holder(&self, timeout: Duration) -> anyhow::Result<String> {
-        wait_for("the standby to take the lease", timeout, || async {
+        wait_for("a standby to take the lease", timeout, || async {
             Ok(holder(&self.leases).await?.filter(|h| *h != self.leader_id))
         })
         .await
-        .map_err(|e| e.context(self.standby.log_tail()))
+        .map_err(|e| {
+            let tails: Vec<String> = self.standbys.iter().map(|s| s.log_tail()).collect();
+            e.context(tails.join("\n---\n"))
+        })
+    }
+
+    /// SIGTERM to the leader, which must exit cleanly having released the Lease.
+    fn terminate_leader(&mut self) -> anyhow::Result<()> {
+        assert!(self.leader.terminate(Duration::from_secs(20))?.success());
+        assert!(
+            std::fs::read_to_string(&self.leader.log)?.contains("released the lease"),
+            "{}",
+            self.leader.log_tail()
+        );
+        Ok(())
     }
 }
 
 #[tokio::test]
 async fn two_operators_one_leader_and_a_handover_when_it_dies() -> anyhow::Result<()> {
-    let mut pair = LeaderAndStandby::start("op-lease", 4).await?;
+    let mut pair = LeaderAndStandbys::pair("op-lease", 4).await?;
     tokio::time::sleep(Duration::from_secs(6)).await;
     assert_eq!(
         holder(&pair.leases).await?.as_ref(),
         Some(&pair.leader_id),
         "the leader keeps the lease"
     );
+    let standby = &pair.standbys[0];
     assert!(
-        !pair.standby.log_tail().contains("acquired the lease"),
+        !standby.log_tail().contains("acquired the lease"),
         "{}",
-        pair.standby.log_tail()
+        standby.log_tail()
     );
 
     pair.leader.kill(); // a crash: the lease is not released, it must expire
@@ -150,19 +177,12 @@ async fn two_operators_one_leader_and_a_handover_when_it_dies() -> anyhow::Resul
         "handover took {:?}",
         started.elapsed()
     );
-    wait_for(
-        "the second operator to start its controllers",
-        Duration::from_secs(10),
-        || async {
-            Ok(pair
-                .standby
-                .log_tail()
-                .contains("acquired the lease")
-                .then_some(()))
-        },
+    logged(
+        &pair.standbys[0],
+        "acquired the lease: starting controllers",
+        "",
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// A clean shutdown hands over at once: on SIGTERM the leader releases the Lease, and the standby, watching it, takes
@@ -170,30 +190,102 @@ async fn two_operators_one_leader_and_a_handover_when_it_dies() -> anyhow::Resul
 /// just before, so that would be about a minute later).
 #[tokio::test]
 async fn a_released_lease_is_taken_over_before_it_would_have_expired() -> anyhow::Result<()> {
-    let mut pair = LeaderAndStandby::start("op-release", 60).await?;
-    assert!(pair.leader.terminate(Duration::from_secs(20))?.success());
+    let mut pair = LeaderAndStandbys::pair("op-release", 60).await?;
+    pair.terminate_leader()?;
     let released = std::time::Instant::now();
-    assert!(
-        std::fs::read_to_string(&pair.leader.log)?.contains("released the lease"),
-        "{}",
-        pair.leader.log_tail()
-    );
     // Well under the ~55 s the released Lease had left: only the watch can explain a take-over in this window.
     pair.new_holder(Duration::from_secs(20)).await?;
     println!("take-over {:?} after the release", released.elapsed());
-    logged(
-        &pair.standby,
-        "acquired the lease: starting controllers",
-        "",
-    )
-    .await?;
-    let log = std::fs::read_to_string(&pair.standby.log)?;
+    let standby = &pair.standbys[0];
+    logged(standby, "acquired the lease: starting controllers", "").await?;
+    let log = std::fs::read_to_string(&standby.log)?;
     let asked = log.find("the lease was released: asking for it now");
     let acquired = log.find("acquired the lease: starting controllers");
     assert!(
         matches!((asked, acquired), (Some(a), Some(b)) if a < b),
         "the standby says it saw the release, then leads:\n{log}"
     );
+    Ok(())
+}
+
+/// Two standbys both see the release and both ask for the Lease at once: exactly one takes it (the other's
+/// server-side apply of `holderIdentity` conflicts with the winner's field manager), and the other stands by again,
+/// its controllers never started.
+#[tokio::test]
+async fn two_standbys_racing_for_a_released_lease_give_one_leader() -> anyhow::Result<()> {
+    let kubeconfig = operator_kubeconfig(&Cluster::connect()?)?;
+    let mut fleet = LeaderAndStandbys::start("op-race", 60, &kubeconfig, 2, STANDING_BY).await?;
+    fleet.terminate_leader()?;
+    let winner = fleet.new_holder(Duration::from_secs(20)).await?;
+    let (won, lost): (Vec<&OperatorProcess>, Vec<&OperatorProcess>) = fleet
+        .standbys
+        .iter()
+        .partition(|s| winner.ends_with(&format!("-{}", s.pid())));
+    assert_eq!((won.len(), lost.len()), (1, 1), "one winner, {winner}");
+    logged(won[0], "acquired the lease: starting controllers", "").await?;
+    // The loser asked too, then read the winner's Lease and stands by again (a second `standing by`).
+    let loser = lost[0];
+    logged(loser, "the lease was released: asking for it now", "").await?;
+    wait_for(
+        "the loser to stand by again",
+        Duration::from_secs(20),
+        || async {
+            let log = std::fs::read_to_string(&loser.log)?;
+            Ok((log.matches(STANDING_BY).count() >= 2).then_some(()))
+        },
+    )
+    .await
+    .map_err(|e| e.context(loser.log_tail()))?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        holder(&fleet.leases).await?,
+        Some(winner),
+        "the winner keeps it"
+    );
+    assert!(
+        !std::fs::read_to_string(&loser.log)?.contains("acquired the lease"),
+        "{}",
+        loser.log_tail()
+    );
+    Ok(())
+}
+
+/// Without `list` or without `watch` on leases (an older copy of the chart's Role), a standby cannot watch the Lease:
+/// it warns once and still takes the released Lease over, when the Lease it last read expires, without the fast
+/// path. Both verbs are tried, one per fleet, so each is shown to be needed.
+#[tokio::test]
+async fn without_list_or_watch_on_leases_a_standby_takes_over_at_the_expiry() -> anyhow::Result<()>
+{
+    let cluster = Cluster::connect()?;
+    for verb in ["list", "watch"] {
+        let mut lease = lease_rules()?;
+        for rule in &mut lease {
+            let verbs = rule["verbs"].as_array_mut().expect("verbs");
+            verbs.retain(|v| v != verb);
+        }
+        let rules: Vec<serde_json::Value> =
+            [operator_rules()?, lease, http_add_on_rules()?].concat();
+        let user = format!("model-fleet-lease-without-{verb}");
+        let kubeconfig = kubeconfig_with_exact_rules(&cluster, &user, &rules)?;
+        let mut fleet = LeaderAndStandbys::start(
+            &format!("op-no-{verb}"),
+            6,
+            &kubeconfig,
+            1,
+            "cannot watch the lease",
+        )
+        .await?;
+        fleet.terminate_leader()?;
+        fleet.new_holder(Duration::from_secs(30)).await?;
+        let standby = &fleet.standbys[0];
+        logged(standby, "acquired the lease: starting controllers", "").await?;
+        let log = std::fs::read_to_string(&standby.log)?;
+        assert!(
+            log.contains(&format!("cannot {verb} resource \\\"leases\\\""))
+                && !log.contains("asking for it now"),
+            "without {verb}: refused, and no fast path:\n{log}"
+        );
+    }
     Ok(())
 }
 
