@@ -295,7 +295,7 @@ async fn drill_stall_the_api_server_connection() -> anyhow::Result<()> {
     if stall > Duration::from_secs(2 * lease_seconds) {
         let at = |line: &str| log.find(line);
         let unconfirmed = at("cannot confirm the lease for a whole lease duration");
-        let lost = at("lost the lease: stopping controllers");
+        let lost = at("lost the lease: aborting controllers");
         let led_again = log.rfind("acquired the lease: starting controllers");
         assert!(
             matches!((unconfirmed, lost, led_again), (Some(a), Some(b), Some(c)) if a < b && b < c),

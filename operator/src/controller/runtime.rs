@@ -193,9 +193,11 @@ pub async fn run(
             },
         };
         if outcome.is_none() {
-            tracing::warn!(identity = %lease.identity, "lost the lease: stopping controllers");
+            tracing::warn!(identity = %lease.identity, "lost the lease: aborting controllers");
+            abort_controllers(running).await;
+        } else {
+            stop_controllers(stop, running).await;
         }
-        stop_controllers(stop, running).await;
         ctx.health.set_leading(false);
         ctx.health.controllers_stopped();
         if let Some(result) = outcome {
@@ -264,6 +266,8 @@ fn start(
     (stop, running)
 }
 
+/// Shutdown: asks every controller to stop and gives in-flight reconciles [`STOP_TIMEOUT`] to finish, then aborts
+/// what is left.
 async fn stop_controllers(stop: watch::Sender<bool>, mut running: JoinSet<()>) {
     let _ = stop.send(true);
     let drained = tokio::time::timeout(STOP_TIMEOUT, async {
@@ -272,9 +276,18 @@ async fn stop_controllers(stop: watch::Sender<bool>, mut running: JoinSet<()>) {
     .await;
     if drained.is_err() {
         tracing::warn!("controllers did not stop in time: aborting them");
-        running.abort_all();
-        while running.join_next().await.is_some() {}
+        abort_controllers(running).await;
     }
+}
+
+/// Lease lost: aborts every controller at once, in-flight reconciles included, and waits until they are gone.
+/// Another process may lead already, so nothing more is written; a drain would let a reconcile that is still
+/// writing finish under a Lease this process no longer holds (controller-runtime likewise skips its graceful
+/// shutdown when leader election is lost). An aborted reconcile is no worse than a crash: the next leader's
+/// start-up reconcile of every object finishes it.
+async fn abort_controllers(mut running: JoinSet<()>) {
+    running.abort_all();
+    while running.join_next().await.is_some() {}
 }
 
 #[cfg(test)]
@@ -292,6 +305,30 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(1), signal.stopped())
             .await
             .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_lost_lease_aborts_controllers_without_a_drain() {
+        /// Sets its flag when dropped: the task holding it was cancelled.
+        struct Cancelled(Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Cancelled {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let cancelled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut running = JoinSet::new();
+        let guard = Cancelled(cancelled.clone());
+        // A reconcile stuck in a request that never returns, deaf to the stop signal.
+        running.spawn(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await
+        });
+        // Well under STOP_TIMEOUT: a drain would still be waiting.
+        tokio::time::timeout(STOP_TIMEOUT / 5, abort_controllers(running))
+            .await
+            .expect("aborted without waiting for the stop timeout");
+        assert!(cancelled.load(std::sync::atomic::Ordering::SeqCst));
     }
 
     #[test]
