@@ -187,7 +187,8 @@ impl Error {
 
     /// Stable, low-cardinality error class (the `error` metric label, `snake_case`, never user data): the API
     /// error class for API failures (`kube_conflict`, `kube_invalid`, `kube_forbidden`, `kube_not_found`,
-    /// `kube_api`, `kube_transport`), else `serialization`, `missing_object_key`, `invalid_object`, `invalid_spec`.
+    /// `kube_api`, `kube_transport`), else `serialization`, `missing_object_key`, `invalid_object`, `invalid_spec`,
+    /// `foreign_object`.
     pub fn metric_label(&self) -> &'static str {
         match self {
             Error::Fetch { source, .. } | Error::Prune { source, .. } => kube_class(source),
