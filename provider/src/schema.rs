@@ -130,6 +130,20 @@ pub struct NestedBlock {
     pub max_items: i64,
 }
 
+impl NestedBlock {
+    /// The cty type of this block's value: its body's object type for a Single block, a list, set or map of it
+    /// otherwise.
+    pub fn value_type(&self) -> Type {
+        let body = self.block.value_type();
+        match self.nesting {
+            Nesting::Single => body,
+            Nesting::List => Type::list(body),
+            Nesting::Set => Type::set(body),
+            Nesting::Map => Type::map(body),
+        }
+    }
+}
+
 impl Block {
     /// The cty object type of this block's value: attributes by type; Single blocks as objects,
     /// List/Set/Map blocks as list/set/map of objects.
@@ -140,16 +154,15 @@ impl Block {
             .map(|a| (a.name.clone(), a.ty.clone()))
             .collect();
         for nested in &self.blocks {
-            let body = nested.block.value_type();
-            let ty = match nested.nesting {
-                Nesting::Single => body,
-                Nesting::List => Type::list(body),
-                Nesting::Set => Type::set(body),
-                Nesting::Map => Type::map(body),
-            };
-            attrs.insert(nested.type_name.clone(), ty);
+            attrs.insert(nested.type_name.clone(), nested.value_type());
         }
         Type::Object(attrs)
+    }
+
+    /// Whether an attribute of this block or of a block nested in it is sensitive.
+    pub fn contains_sensitive(&self) -> bool {
+        self.attributes.iter().any(|a| a.sensitive)
+            || self.blocks.iter().any(|b| b.block.contains_sensitive())
     }
 
     /// The attribute named `name`.

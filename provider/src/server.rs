@@ -1,6 +1,6 @@
-//! The tfplugin5 `Provider` gRPC service: decodes requests, dispatches to the resource registry,
-//! encodes responses. Unimplemented RPCs (data sources, ephemeral resources, functions, moves)
-//! keep tonic's generated default, which answers `Unimplemented`.
+//! The tfplugin5 `Provider` gRPC service: decodes requests, dispatches to the resource and data source registry,
+//! encodes responses. Unimplemented RPCs (ephemeral resources, functions, moves) keep tonic's generated default,
+//! which answers `Unimplemented`.
 //!
 //! Every failure the user can act on is a diagnostic in the response, never a gRPC error.
 
@@ -91,6 +91,13 @@ impl pb::provider_server::Provider for ProviderService {
                     type_name: r.type_name().to_string(),
                 })
                 .collect(),
+            data_sources: self
+                .registry
+                .data_sources()
+                .map(|d| pb::get_metadata::DataSourceMetadata {
+                    type_name: d.type_name().to_string(),
+                })
+                .collect(),
             ..Default::default()
         }))
     }
@@ -105,6 +112,11 @@ impl pb::provider_server::Provider for ProviderService {
                 .registry
                 .iter()
                 .map(|r| (r.type_name().to_string(), r.schema().to_proto()))
+                .collect(),
+            data_source_schemas: self
+                .registry
+                .data_sources()
+                .map(|d| (d.type_name().to_string(), d.schema().to_proto()))
                 .collect(),
             server_capabilities: Some(pb::ServerCapabilities::default()),
             ..Default::default()
@@ -144,6 +156,47 @@ impl pb::provider_server::Provider for ProviderService {
         .unwrap_or_else(|diags| diags);
         Ok(Response::new(pb::validate_resource_type_config::Response {
             diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    async fn validate_data_source_config(
+        &self,
+        request: Request<pb::validate_data_source_config::Request>,
+    ) -> Result<Response<pb::validate_data_source_config::Response>, Status> {
+        let request = request.into_inner();
+        let diagnostics = (|| {
+            let data_source = self.registry.data_source(&request.type_name)?;
+            let ty = data_source.schema().value_type();
+            let config = decode(request.config.as_ref(), &ty, "configuration")?;
+            Ok::<_, Diagnostics>(data_source.validate(&config))
+        })()
+        .unwrap_or_else(|diags| diags);
+        Ok(Response::new(pb::validate_data_source_config::Response {
+            diagnostics: diagnostics.to_proto(),
+        }))
+    }
+
+    async fn read_data_source(
+        &self,
+        request: Request<pb::read_data_source::Request>,
+    ) -> Result<Response<pb::read_data_source::Response>, Status> {
+        let request = request.into_inner();
+        let result = async {
+            let data_source = self.registry.data_source(&request.type_name)?;
+            let ty = data_source.schema().value_type();
+            let config = decode(request.config.as_ref(), &ty, "configuration")?;
+            let ctx = self.context().await?;
+            encode(&data_source.read(&ctx, &config).await?, &ty)
+        }
+        .await;
+        let (state, diagnostics) = match result {
+            Ok(state) => (Some(state), Diagnostics::new()),
+            Err(diags) => (None, diags),
+        };
+        Ok(Response::new(pb::read_data_source::Response {
+            state,
+            diagnostics: diagnostics.to_proto(),
+            deferred: None,
         }))
     }
 
@@ -370,94 +423,4 @@ impl pb::provider_server::Provider for ProviderService {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::proto::tfplugin5::provider_server::Provider as _;
-
-    #[tokio::test]
-    async fn schema_lists_the_dataset_and_marks_secrets() {
-        let service = ProviderService::new(Registry::builtin());
-        let schema = service
-            .get_schema(Request::new(pb::get_provider_schema::Request {}))
-            .await
-            .unwrap()
-            .into_inner();
-        assert!(schema.resource_schemas.contains_key("modelfleet_dataset"));
-        let provider = schema.provider.unwrap().block.unwrap();
-        let token = provider
-            .attributes
-            .iter()
-            .find(|a| a.name == "token")
-            .unwrap();
-        assert!(token.sensitive);
-    }
-
-    #[tokio::test]
-    async fn unknown_type_and_garbage_are_diagnostics_not_errors() {
-        let service = ProviderService::new(Registry::builtin());
-        let response = service
-            .validate_resource_type_config(Request::new(
-                pb::validate_resource_type_config::Request {
-                    type_name: "modelfleet_nope".into(),
-                    config: None,
-                },
-            ))
-            .await
-            .unwrap()
-            .into_inner();
-        assert_eq!(response.diagnostics.len(), 1);
-        let response = service
-            .validate_resource_type_config(Request::new(
-                pb::validate_resource_type_config::Request {
-                    type_name: "modelfleet_dataset".into(),
-                    config: Some(pb::DynamicValue {
-                        msgpack: vec![0xde, 0xff],
-                        json: vec![],
-                    }),
-                },
-            ))
-            .await
-            .unwrap()
-            .into_inner();
-        assert!(
-            response.diagnostics[0]
-                .summary
-                .contains("Invalid configuration")
-        );
-    }
-
-    #[tokio::test]
-    async fn plan_before_configure_is_a_diagnostic() {
-        let service = ProviderService::new(Registry::builtin());
-        let response = service
-            .plan_resource_change(Request::new(pb::plan_resource_change::Request {
-                type_name: "modelfleet_dataset".into(),
-                ..Default::default()
-            }))
-            .await
-            .unwrap()
-            .into_inner();
-        assert_eq!(response.diagnostics[0].summary, "Provider not configured");
-    }
-
-    #[tokio::test]
-    async fn stop_reaches_the_configured_context() {
-        let service = ProviderService::new(Registry::builtin());
-        let watcher = service.stop.subscribe();
-        service
-            .stop(Request::new(pb::stop::Request::default()))
-            .await
-            .unwrap();
-        assert!(*watcher.borrow(), "Stop did not signal the waits");
-    }
-
-    #[tokio::test]
-    async fn unimplemented_rpcs_answer_unimplemented() {
-        let service = ProviderService::new(Registry::builtin());
-        let status = service
-            .read_data_source(Request::new(pb::read_data_source::Request::default()))
-            .await
-            .unwrap_err();
-        assert_eq!(status.code(), tonic::Code::Unimplemented);
-    }
-}
+mod tests;

@@ -1,4 +1,4 @@
-//! The registry pages under `docs/resources/` and `docs/reference/provider.md` equal what the provider's schema
+//! The registry pages under `docs/resources/`, `docs/data-sources/` and `docs/reference/provider.md` equal what the provider's schema
 //! renders (issue 20); `UPDATE_DOCS=1` (`make docs-generate`) rewrites them instead of failing.
 
 use std::path::{Path, PathBuf};
@@ -87,6 +87,19 @@ fn registry_docs_are_current() {
             .join(registry_file_name(type_name));
         stale.extend(check(&path, &page));
     }
+    let registry = crate::resources::Registry::builtin();
+    let read_existing = "examples/terraform/read-existing/main.tf";
+    let hcl = read(read_existing);
+    for data_source in registry.data_sources() {
+        let type_name = data_source.type_name();
+        let example = example_block(&hcl, &format!("data \"{type_name}\" \""))
+            .unwrap_or_else(|| panic!("{read_existing} has no {type_name} data source"));
+        let page = data_source_page(type_name, data_source.schema(), &example, read_existing);
+        let path = repo()
+            .join("docs/data-sources")
+            .join(registry_file_name(type_name));
+        stale.extend(check(&path, &page));
+    }
     let quickstart = read("examples/terraform/quickstart/main.tf");
     let example = example_block(&quickstart, "provider \"modelfleet\" {")
         .expect("the quickstart has a provider block");
@@ -97,6 +110,39 @@ fn registry_docs_are_current() {
     assert!(
         stale.is_empty(),
         "stale generated pages (regenerate with `make docs-generate`): {stale:?}"
+    );
+}
+
+#[test]
+fn a_data_source_page_lists_its_two_arguments_and_what_it_reads() {
+    let registry = crate::resources::Registry::builtin();
+    let data_source = registry.data_source("modelfleet_inference").unwrap();
+    let page = data_source_page(
+        data_source.type_name(),
+        data_source.schema(),
+        "data \"modelfleet_inference\" \"x\" {}",
+        "x",
+    );
+    assert!(
+        page.contains("# modelfleet_inference (Data Source)"),
+        "{page}"
+    );
+    let arguments = page
+        .split("## Argument Reference")
+        .nth(1)
+        .and_then(|rest| rest.split("## Attribute Reference").next())
+        .unwrap();
+    assert_eq!(arguments.matches("\n* `").count(), 2, "{arguments}");
+    assert!(
+        arguments.contains("* `name` - (Required, string)"),
+        "{arguments}"
+    );
+    assert!(page.contains("* `url` - (string)"), "{page}");
+    assert!(page.contains("* `gateway` - (object)"), "{page}");
+    assert!(page.contains("(../resources/inference.md)"), "{page}");
+    assert!(
+        !page.contains("wait_for") && !page.contains("timeouts"),
+        "{page}"
     );
 }
 

@@ -1,16 +1,18 @@
-//! Managed resources: the [`Resource`] trait every `modelfleet_*` type implements and the registry the gRPC server
-//! dispatches on.
+//! Managed resources and data sources: the [`Resource`] trait every `modelfleet_*` resource type implements, the
+//! [`DataSource`] trait of the data sources reading the same kinds, and the registry the gRPC server dispatches on.
 //!
 //! Layers (DESIGN.md section 2): [`kind`] is the one small trait per resource kind ([`inference`], [`training`],
 //! [`dataset`]: extra attributes, plan-time values, refreshed facts, wait rule); [`object`] is the generic
 //! custom-resource type built on a kind (schema, read, apply, import, delete); [`plan`] holds the plan modifiers in
-//! one place; [`fields`] derives the spec schema from the CRD and converts values; [`validate`], [`wait`],
+//! one place; [`data_source`] reads an existing object of a kind; [`fields`] derives the spec schema from the CRD
+//! and converts values; [`validate`], [`wait`],
 //! [`quantity`], [`managed`], [`timeouts`], [`api_error`] and [`capacity`] are the shared pieces.
 
 pub mod api_error;
 pub mod attributes;
 pub mod capacity;
 pub mod cluster_identity;
+pub mod data_source;
 pub mod dataset;
 pub mod fields;
 pub mod inference;
@@ -28,6 +30,7 @@ pub mod wait;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use self::data_source::{DataSource, ExistingObject};
 use crate::client::LazyClient;
 use crate::config::ProviderConfig;
 use crate::diag::{AttrPath, Diagnostics};
@@ -196,10 +199,11 @@ pub fn upgrade_same_version(
     })
 }
 
-/// Resource types by Terraform type name.
+/// Resource and data source types by Terraform type name.
 #[derive(Clone, Default)]
 pub struct Registry {
     resources: BTreeMap<String, Arc<dyn Resource>>,
+    data_sources: BTreeMap<String, Arc<dyn DataSource>>,
 }
 
 impl Registry {
@@ -208,13 +212,40 @@ impl Registry {
         Registry::default()
     }
 
-    /// The registry with every resource this provider ships.
+    /// The registry with every resource and data source this provider ships: one of each per kind.
     pub fn builtin() -> Registry {
         let mut registry = Registry::new();
         registry.register(Arc::new(dataset::dataset()));
         registry.register(Arc::new(inference::inference()));
         registry.register(Arc::new(training::training()));
+        registry.register_data_source(Arc::new(ExistingObject::new(dataset::dataset())));
+        registry.register_data_source(Arc::new(ExistingObject::new(inference::inference())));
+        registry.register_data_source(Arc::new(ExistingObject::new(training::training())));
         registry
+    }
+
+    /// Adds a data source type.
+    pub fn register_data_source(&mut self, data_source: Arc<dyn DataSource>) {
+        self.data_sources
+            .insert(data_source.type_name().to_string(), data_source);
+    }
+
+    /// The data source type named `type_name`.
+    ///
+    /// # Errors
+    /// A diagnostic naming the unknown type.
+    pub fn data_source(&self, type_name: &str) -> Result<&Arc<dyn DataSource>, Diagnostics> {
+        self.data_sources.get(type_name).ok_or_else(|| {
+            Diagnostics::error(
+                "Unknown data source type",
+                format!("This provider has no data source type {type_name:?}."),
+            )
+        })
+    }
+
+    /// All data source types, sorted by name.
+    pub fn data_sources(&self) -> impl Iterator<Item = &Arc<dyn DataSource>> {
+        self.data_sources.values()
     }
 
     /// Adds a resource type.

@@ -443,31 +443,51 @@ impl<K: Kind> Resource for CustomResource<K> {
 
     async fn import(&self, ctx: &ProviderContext, id: &str) -> Result<Value, Diagnostics> {
         let (namespace, name) = parse_import_id(&self.api.kind, id)?;
-        let api = self.client_api(self.client(ctx).await?, &namespace);
-        let current = api_error::get_object(&api, &name)
+        self.observed(ctx, &namespace, &name).await?.ok_or_else(|| {
+            Diagnostics::error(
+                "Cannot import non-existent remote object",
+                format!(
+                    "{} {id} does not exist (checked namespace {namespace:?}).",
+                    self.api.kind
+                ),
+            )
+        })
+    }
+}
+
+impl<K: Kind> CustomResource<K> {
+    /// The state of the live object `namespace/name` as a whole (one GET): its entire spec, whoever wrote it, the
+    /// kind's facts and plan-time values; `wait_for` and `timeouts` null. What an import and a data source read.
+    /// `None` when the object does not exist.
+    ///
+    /// # Errors
+    /// The API request failed (the diagnostic names the object and says what to check).
+    pub async fn observed(
+        &self,
+        ctx: &ProviderContext,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, Diagnostics> {
+        let api = self.client_api(self.client(ctx).await?, namespace);
+        let object = format!("{namespace}/{name}");
+        let Some(current) = api_error::get_object(&api, name)
             .await
-            .map_err(|e| self.api_error(e, Action::Read, id, ctx))?
-            .ok_or_else(|| {
-                Diagnostics::error(
-                    "Cannot import non-existent remote object",
-                    format!(
-                        "{} {id} does not exist (checked namespace {namespace:?}).",
-                        self.api.kind
-                    ),
-                )
-            })?;
+            .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?
+        else {
+            return Ok(None);
+        };
         let spec = current
             .data
             .get("spec")
             .and_then(Json::as_object)
             .cloned()
             .unwrap_or_default();
-        let state = self.state_from_spec(&namespace, &name, &spec, &Value::Null);
+        let state = self.state_from_spec(namespace, name, &spec, &Value::Null);
         let object = serde_json::to_value(&current).unwrap_or(Json::Null);
-        Ok(plan::with_plan_time_values::<K>(
+        Ok(Some(plan::with_plan_time_values::<K>(
             &self.fields,
             merge(state, live_facts::<K>(&object)),
-        ))
+        )))
     }
 }
 

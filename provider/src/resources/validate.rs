@@ -14,29 +14,8 @@ use crate::value::Value;
 
 /// Validates the configuration of a kind-`K` resource whose spec has `fields`.
 pub fn config<K: Kind>(fields: &[Field], spec_schema: &Json, config: &Value) -> Diagnostics {
-    let mut diags = Diagnostics::new();
+    let mut diags = identity::<K>(config);
     let kind = K::Object::kind(&());
-    if let Some(Value::String(name)) = config.get(NAME)
-        && !names::is_dns_subdomain(name)
-    {
-        diags.push_error(
-            Some(AttrPath::attrs(&[NAME])),
-            "Invalid name",
-            format!(
-                "{name:?} is not a valid {kind} name: lowercase letters, digits, '-' and '.', up to 253 \
-                 characters, starting and ending with a letter or digit."
-            ),
-        );
-    }
-    if let Some(Value::String(ns)) = config.get(NAMESPACE)
-        && !names::is_dns_label(ns)
-    {
-        diags.push_error(
-            Some(AttrPath::attrs(&[NAMESPACE])),
-            "Invalid namespace",
-            format!("{ns:?} is not a valid namespace name (RFC 1123 label)."),
-        );
-    }
     diags.extend(timeouts::validate(config));
     diags.extend(against_schema(&kind, fields, spec_schema, config));
     for field in fields {
@@ -58,6 +37,35 @@ pub fn config<K: Kind>(fields: &[Field], spec_schema: &Json, config: &Value) -> 
             Some(AttrPath::attrs(&[WAIT_FOR])),
             "Invalid wait_for",
             format!("{wait_for:?} is not one of {}.", K::WAIT_VALUES.join(", ")),
+        );
+    }
+    diags
+}
+
+/// Checks the known `name` (a DNS subdomain, as metadata.name) and `namespace` (a DNS label) of a kind-`K`
+/// resource or data source configuration.
+pub fn identity<K: Kind>(config: &Value) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    let kind = K::Object::kind(&());
+    if let Some(Value::String(name)) = config.get(NAME)
+        && !names::is_dns_subdomain(name)
+    {
+        diags.push_error(
+            Some(AttrPath::attrs(&[NAME])),
+            "Invalid name",
+            format!(
+                "{name:?} is not a valid {kind} name: lowercase letters, digits, '-' and '.', up to 253 \
+                 characters, starting and ending with a letter or digit."
+            ),
+        );
+    }
+    if let Some(Value::String(ns)) = config.get(NAMESPACE)
+        && !names::is_dns_label(ns)
+    {
+        diags.push_error(
+            Some(AttrPath::attrs(&[NAMESPACE])),
+            "Invalid namespace",
+            format!("{ns:?} is not a valid namespace name (RFC 1123 label)."),
         );
     }
     diags

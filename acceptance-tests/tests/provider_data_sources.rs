@@ -1,0 +1,128 @@
+//! The data sources end to end: the real Terraform CLI applies `examples/terraform/read-existing`, which reads an
+//! InferenceService, a TrainingRun and a Dataset that this configuration does not manage (created here through the
+//! API, as another workspace or kubectl would), while an operator writes their status. The outputs carry the spec
+//! (nested blocks included), the values the resource types compute and the status facts; a second plan shows no
+//! changes; nothing was written to the objects; a missing object fails the plan on `name`, naming it; an invalid
+//! name fails `terraform validate`.
+
+use std::time::Duration;
+
+use acceptance_tests::cluster::repo_root;
+use acceptance_tests::inference::{self, create_gateway, echo_spec, wait_condition};
+use acceptance_tests::modelfleet::{api, create};
+use acceptance_tests::terraform::{self, flat};
+use acceptance_tests::{Cluster, Terraform};
+use serde_json::{Value, json};
+
+fn object(kind: &str, name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "modelfleet.io/v1alpha1", "kind": kind, "metadata": {"name": name}, "spec": spec})
+}
+
+/// The three objects the example reads, created in `ns` by someone else than Terraform.
+async fn create_objects(client: &kube::Client, ns: &str) -> anyhow::Result<()> {
+    create(client, ns, object("InferenceService", "chat", echo_spec())).await?;
+    let run = json!({"container": {"image": "modelfleet.local/sim:never"}, "intent": "suspended"});
+    create(client, ns, object("TrainingRun", "finetune", run)).await?;
+    let dataset = json!({"version": "3", "source": {"uri": "s3://datasets/corpus/v3/"},
+        "splits": {"train": {"uri": "s3://datasets/corpus/v3/train/"}, "eval": {"uri": "s3://datasets/corpus/v3/eval/"}},
+        "allowedServiceAccounts": ["default"]});
+    create(client, ns, object("Dataset", "corpus-v3", dataset)).await?;
+    Ok(())
+}
+
+/// The field managers that ever wrote each object (`metadata.managedFields`), to prove reading wrote nothing.
+async fn managers(client: &kube::Client, ns: &str) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (kind, name) in [
+        ("InferenceService", "chat"),
+        ("TrainingRun", "finetune"),
+        ("Dataset", "corpus-v3"),
+    ] {
+        let object = api(client, ns, kind).get(name).await?;
+        for entry in object.metadata.managed_fields.unwrap_or_default() {
+            out.push(format!("{kind}: {}", entry.manager.unwrap_or_default()));
+        }
+    }
+    Ok(out)
+}
+
+/// A working folder for the example with its variables set; `service` is the InferenceService it reads.
+fn example(cluster: &Cluster, ns: &str, service: &str) -> anyhow::Result<Terraform> {
+    let main_tf =
+        std::fs::read_to_string(repo_root().join("examples/terraform/read-existing/main.tf"))?;
+    let tf = Terraform::new(&main_tf)?;
+    tf.write(
+        "terraform.tfvars",
+        &format!(
+            "kubeconfig_path = \"{}\"\nnamespace = \"{ns}\"\nservice = \"{service}\"\nrun = \"finetune\"\n\
+             dataset = \"corpus-v3\"\n",
+            cluster.kubeconfig.display()
+        ),
+    )?;
+    Ok(tf)
+}
+
+#[tokio::test]
+async fn data_sources_read_objects_terraform_does_not_manage() -> anyhow::Result<()> {
+    let cluster = Cluster::for_tests();
+    let ns = cluster.model_fleet_namespace("tf-data").await?;
+    let ns = ns.name().to_string();
+    let client = cluster.client().await?;
+    create_gateway(&client, &ns).await?;
+    let _operator = inference::operator(&cluster, &ns, &[])?;
+    create_objects(&client, &ns).await?;
+    let isvcs = api(&client, &ns, "InferenceService");
+    let timeout = Duration::from_secs(90);
+    wait_condition(&isvcs, "chat", "Ready", "True", None, timeout).await?;
+    let runs = api(&client, &ns, "TrainingRun");
+    wait_condition(&runs, "finetune", "Suspended", "True", None, timeout).await?;
+
+    let tf = example(&cluster, &ns, "chat")?;
+    tf.apply()?;
+    let outputs: Value = serde_json::from_str(&tf.ok(&["output", "-json"])?)?;
+    let output = |name: &str| outputs[name]["value"].clone();
+    assert_eq!(output("service_url"), json!("http://model.localhost/"));
+    assert_eq!(output("service_ready"), json!(true));
+    assert_eq!(output("service_image"), json!("hashicorp/http-echo:1.0"));
+    assert_eq!(output("service_hostnames"), json!(["model.localhost"]));
+    assert_eq!(output("run_job"), json!("finetune"));
+    assert_eq!(output("run_phase"), json!("Suspended"));
+    assert_eq!(output("dataset_version"), json!("3"));
+    assert_eq!(output("dataset_splits"), json!(["eval", "train"]));
+
+    let (code, text) = tf.plan_exit_code()?;
+    assert_eq!(
+        code, 0,
+        "a second plan reads again and changes nothing:\n{text}"
+    );
+    let managers = managers(&client, &ns).await?;
+    assert!(
+        !managers.is_empty()
+            && !managers
+                .iter()
+                .any(|m| m.ends_with(": terraform-modelfleet")),
+        "the provider's field manager never wrote: {managers:?}"
+    );
+
+    // A service that does not exist: the plan fails on `name`, naming the object and the namespace.
+    let missing = example(&cluster, &ns, "nope")?;
+    let (ok, text) = missing.run_flat(&["plan", "-no-color", "-input=false"])?;
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("InferenceService not found")
+            && text.contains(&flat(&format!(
+                "No InferenceService named \"nope\" exists in namespace \"{ns}\""
+            )))
+            && text.contains("data.modelfleet_inference.service"),
+        "{text}"
+    );
+
+    // A name Kubernetes would refuse fails validate, before any request.
+    let invalid = Terraform::new(&format!(
+        "{}\ndata \"modelfleet_inference\" \"x\" {{\n  name = \"Not_A_Name\"\n}}\n",
+        terraform::provider_block(&cluster.kubeconfig, &ns, "")
+    ))?;
+    let (ok, text) = invalid.run_flat(&["validate", "-no-color"])?;
+    assert!(!ok && text.contains("Invalid name"), "{text}");
+    Ok(())
+}
