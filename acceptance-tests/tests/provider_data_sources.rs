@@ -117,6 +117,18 @@ async fn data_sources_read_objects_terraform_does_not_manage() -> anyhow::Result
         "{text}"
     );
 
+    // `namespace` on the data source wins over the provider's.
+    let elsewhere = Terraform::new(&format!(
+        "{}\ndata \"modelfleet_inference\" \"x\" {{\n  name      = \"chat\"\n  namespace = \"{ns}\"\n}}\n\
+         output \"url\" {{\n  value = data.modelfleet_inference.x.url\n}}\n",
+        terraform::provider_block(&cluster.kubeconfig, "default", "")
+    ))?;
+    elsewhere.apply()?;
+    assert_eq!(
+        elsewhere.ok(&["output", "-raw", "url"])?,
+        "http://model.localhost/"
+    );
+
     // A name Kubernetes would refuse fails validate, before any request.
     let invalid = Terraform::new(&format!(
         "{}\ndata \"modelfleet_inference\" \"x\" {{\n  name = \"Not_A_Name\"\n}}\n",

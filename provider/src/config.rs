@@ -37,6 +37,11 @@ pub struct ProviderConfig {
     pub cluster_ca_certificate: Option<String>,
     /// `insecure`.
     pub insecure: bool,
+    /// The connection settings (`kubeconfig_path`, `kubeconfig_context`, `host`, `token`, `client_certificate`,
+    /// `client_key`, `cluster_ca_certificate`, `insecure`) whose value is unknown, in that order: they depend on
+    /// something not applied yet, so a request now would go to the cluster the default kubeconfig names. Data sources
+    /// refuse to read while any is.
+    pub unknown_connection: Vec<String>,
     /// Default namespace for resources.
     pub namespace: DefaultNamespace,
     /// Server-side apply field manager.
@@ -56,12 +61,25 @@ impl Default for ProviderConfig {
             client_key: None,
             cluster_ca_certificate: None,
             insecure: false,
+            unknown_connection: Vec::new(),
             namespace: DefaultNamespace::Known(DEFAULT_NAMESPACE.to_string()),
             field_manager: DEFAULT_FIELD_MANAGER.to_string(),
             force_conflicts: false,
         }
     }
 }
+
+/// The provider attributes that say which cluster to talk to and how.
+const CONNECTION_ATTRIBUTES: &[&str] = &[
+    "kubeconfig_path",
+    "kubeconfig_context",
+    "host",
+    "token",
+    "client_certificate",
+    "client_key",
+    "cluster_ca_certificate",
+    "insecure",
+];
 
 fn known_string(config: &Value, name: &str) -> Option<String> {
     config
@@ -149,6 +167,11 @@ impl ProviderConfig {
                 .get("insecure")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            unknown_connection: CONNECTION_ATTRIBUTES
+                .iter()
+                .filter(|name| matches!(config.get(name), Some(Value::Unknown)))
+                .map(|name| (*name).to_string())
+                .collect(),
             namespace: match config.get("namespace") {
                 Some(Value::Unknown) => DefaultNamespace::Unknown,
                 _ => known_string(config, "namespace")
@@ -197,6 +220,21 @@ mod tests {
         assert_eq!(parsed.namespace, DefaultNamespace::Unknown);
         assert_eq!(parsed.field_manager, "me");
         assert!(parsed.force_conflicts);
+        assert!(
+            parsed.unknown_connection.is_empty(),
+            "namespace is no connection setting"
+        );
+    }
+
+    #[test]
+    fn unknown_connection_settings_are_recorded_by_name() {
+        let parsed = ProviderConfig::from_value(&config(&[
+            ("token", Value::Unknown),
+            ("host", Value::Unknown),
+            ("kubeconfig_context", Value::string("kind-a")),
+        ]));
+        assert_eq!(parsed.unknown_connection, ["host", "token"]);
+        assert_eq!(parsed.host, None, "an unknown value counts as unset");
     }
 
     #[test]

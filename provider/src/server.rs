@@ -40,7 +40,7 @@ impl ProviderService {
         self.context.read().await.clone().ok_or_else(|| {
             Diagnostics::error(
                 "Provider not configured",
-                "Terraform called a resource operation before Configure.",
+                "Terraform called a resource or data source operation before Configure.",
             )
         })
     }

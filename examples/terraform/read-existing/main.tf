@@ -59,8 +59,9 @@ output "service_image" {
   value = data.modelfleet_inference.service.container.image
 }
 
+# `gateway` is null on a service without one: try() keeps the output valid then.
 output "service_hostnames" {
-  value = data.modelfleet_inference.service.gateway.hostnames
+  value = try(data.modelfleet_inference.service.gateway.hostnames, [])
 }
 
 output "run_job" {

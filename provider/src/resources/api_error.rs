@@ -99,8 +99,8 @@ pub fn diagnostics(
             ),
             format!(
                 "The API server of {} has no {}/{} {} resource ({kind}): the Model Fleet CRDs are not installed \
-                 there, or this is not the cluster the resource was created on. Terraform keeps {object} in state: \
-                 install the CRDs (chart or `model-fleet-operator crd`) or point the provider at the right cluster, \
+                 there, or this is not the cluster the object was created on. Nothing was changed (a resource in state \
+                 stays there): install the CRDs (chart or `model-fleet-operator crd`) or point the provider at the right cluster, \
                  then plan again. Server said: {}",
                 cluster_named(ctx),
                 api.group,

@@ -11,7 +11,10 @@
 //! Values: the object's whole spec (not only the fields a field manager owns, as a resource's refresh keeps), the
 //! kind's plan-time values recomputed from it and its facts read from the status, as an import reads them. Terraform
 //! reads a data source during plan when its configuration is known, else during apply. A missing object is an error
-//! naming it (hashicorp/kubernetes' `kubernetes_resource` data source errors too), not an empty result.
+//! naming it and the namespace, not an empty result. While the provider's connection settings are unknown (a cluster
+//! this configuration creates), a read is refused rather than sent to whatever cluster the default kubeconfig names.
+
+use std::sync::Arc;
 
 use super::ProviderContext;
 use super::Resource as _;
@@ -45,13 +48,13 @@ pub trait DataSource: Send + Sync {
 
 /// The data source of kind `K`, reading through the resource type's own machinery ([`CustomResource::observed`]).
 pub struct ExistingObject<K: Kind> {
-    resource: CustomResource<K>,
+    resource: Arc<CustomResource<K>>,
     schema: Schema,
 }
 
 impl<K: Kind> ExistingObject<K> {
-    /// The data source reading the objects `resource` manages.
-    pub fn new(resource: CustomResource<K>) -> Self {
+    /// The data source reading the objects `resource` manages (shared with the resource type's registration).
+    pub fn new(resource: Arc<CustomResource<K>>) -> Self {
         let schema = Schema {
             version: 0,
             block: read_only_block(&resource.schema().block, resource_kind::<K>()),
@@ -117,7 +120,7 @@ pub fn read_only_block(resource: &Block, kind: String) -> Block {
         blocks: Vec::new(),
         description: format!(
             "Reads an existing {kind} by name: its whole spec, its status facts and the values its resource type \
-             computes. Never writes; a {kind} that does not exist is an error."
+             computes. Never writes; reading one that does not exist is an error."
         ),
     }
 }
@@ -162,6 +165,18 @@ impl<K: Kind> DataSource for ExistingObject<K> {
                 "Set `name` to the object to read.",
             )
         })?;
+        if !ctx.config.unknown_connection.is_empty() {
+            return Err(Diagnostics::error(
+                "Provider connection not known yet",
+                format!(
+                    "The provider's {} depend on values known only after apply (such as a cluster this \
+                     configuration creates), so {} cannot be read now without reading some other cluster. Add \
+                     `depends_on` naming what the provider settings come from, so Terraform reads it during apply.",
+                    ctx.config.unknown_connection.join(", "),
+                    K::TYPE_NAME
+                ),
+            ));
+        }
         let namespace = namespace_of(config, &ctx.config.namespace)?;
         let Some(state) = self.resource.observed(ctx, &namespace, name).await? else {
             let kind = resource_kind::<K>();
@@ -175,7 +190,16 @@ impl<K: Kind> DataSource for ExistingObject<K> {
                 ),
             ));
         };
-        Ok(project(&self.schema.block, &state))
+        let value = project(&self.schema.block, &state);
+        if !value.is_wholly_known() {
+            // Only a plan-time value whose input cannot be converted back to JSON is unknown, which the CRD's schema
+            // rules out; Terraform refuses an unknown in a data source's result.
+            return Err(Diagnostics::error(
+                format!("Cannot read {} {namespace}/{name}", resource_kind::<K>()),
+                "A value computed from its spec is not known; check the spec with `model-fleet-operator render -f`.",
+            ));
+        }
+        Ok(value)
     }
 }
 

@@ -215,12 +215,17 @@ impl Registry {
     /// The registry with every resource and data source this provider ships: one of each per kind.
     pub fn builtin() -> Registry {
         let mut registry = Registry::new();
-        registry.register(Arc::new(dataset::dataset()));
-        registry.register(Arc::new(inference::inference()));
-        registry.register(Arc::new(training::training()));
-        registry.register_data_source(Arc::new(ExistingObject::new(dataset::dataset())));
-        registry.register_data_source(Arc::new(ExistingObject::new(inference::inference())));
-        registry.register_data_source(Arc::new(ExistingObject::new(training::training())));
+        let (dataset, inference, training) = (
+            Arc::new(dataset::dataset()),
+            Arc::new(inference::inference()),
+            Arc::new(training::training()),
+        );
+        registry.register(dataset.clone());
+        registry.register(inference.clone());
+        registry.register(training.clone());
+        registry.register_data_source(Arc::new(ExistingObject::new(dataset)));
+        registry.register_data_source(Arc::new(ExistingObject::new(inference)));
+        registry.register_data_source(Arc::new(ExistingObject::new(training)));
         registry
     }
 

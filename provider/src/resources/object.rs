@@ -180,13 +180,9 @@ impl<K: Kind> CustomResource<K> {
         name: &str,
     ) -> Result<Option<DynamicObject>, Diagnostics> {
         let object = format!("{namespace}/{name}");
-        let current = api_error::get_object(api, name)
+        api_error::get_object(api, name)
             .await
-            .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?;
-        if current.is_none() {
-            tracing::info!(%object, "object is gone; removing it from state");
-        }
-        Ok(current)
+            .map_err(|e| self.api_error(e, Action::Read, &object, ctx))
     }
 
     /// The live object of `state` for a refresh: from the snapshot of its namespace once this process lists it
@@ -400,7 +396,11 @@ impl<K: Kind> Resource for CustomResource<K> {
         // One object (a GET or the namespace's snapshot): the spec fields and the status facts come from it.
         Ok(match self.refresh_read(ctx, state).await? {
             Some(live) => self.state_from_live(&ctx.config.field_manager, state, &live),
-            None => Value::Null,
+            None => {
+                let object = state.get(ID).and_then(Value::as_str).unwrap_or_default();
+                tracing::info!(%object, "object is gone; removing it from state");
+                Value::Null
+            }
         })
     }
 
@@ -469,11 +469,7 @@ impl<K: Kind> CustomResource<K> {
         name: &str,
     ) -> Result<Option<Value>, Diagnostics> {
         let api = self.client_api(self.client(ctx).await?, namespace);
-        let object = format!("{namespace}/{name}");
-        let Some(current) = api_error::get_object(&api, name)
-            .await
-            .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?
-        else {
+        let Some(current) = self.get(ctx, &api, namespace, name).await? else {
             return Ok(None);
         };
         let spec = current

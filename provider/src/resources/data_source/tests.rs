@@ -4,6 +4,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::config::ProviderConfig;
 use crate::resources::fields;
 use crate::resources::inference::{Inference, inference};
 use crate::resources::plan;
@@ -14,7 +15,7 @@ use crate::value::msgpack;
 #[test]
 fn the_schema_is_the_resource_schema_read_only_without_wait_for_and_timeouts() {
     let resource = inference();
-    let data_source = ExistingObject::new(inference());
+    let data_source = ExistingObject::new(Arc::new(inference()));
     let block = &data_source.schema().block;
     assert!(block.blocks.is_empty(), "tfplugin5 has no computed blocks");
     for attribute in &block.attributes {
@@ -59,7 +60,7 @@ fn the_schema_is_the_resource_schema_read_only_without_wait_for_and_timeouts() {
 #[test]
 fn a_state_projects_onto_a_value_terraform_decodes() {
     let resource = inference();
-    let data_source = ExistingObject::new(inference());
+    let data_source = ExistingObject::new(Arc::new(inference()));
     let spec = json!({
         "model": {"uri": "hf://org/model"},
         "container": {"image": "ghcr.io/org/server:1"},
@@ -95,7 +96,7 @@ fn a_state_projects_onto_a_value_terraform_decodes() {
 
 #[test]
 fn names_are_checked_on_their_attribute_before_any_request() {
-    let data_source = ExistingObject::new(training());
+    let data_source = ExistingObject::new(Arc::new(training()));
     let ty = data_source.schema().block.value_type();
     let Value::Object(mut config) = Value::null_object(&ty) else {
         unreachable!()
@@ -128,4 +129,23 @@ fn a_null_namespace_is_the_providers_and_an_unknown_default_is_an_error_on_names
     );
     let error = namespace_of(&config, &DefaultNamespace::Unknown).unwrap_err();
     assert_eq!(error.0[0].path, Some(AttrPath::attrs(&[NAMESPACE])));
+}
+
+#[tokio::test]
+async fn a_read_while_the_connection_is_unknown_is_refused_without_a_request() {
+    let data_source = ExistingObject::new(Arc::new(inference()));
+    let ctx = ProviderContext::new(ProviderConfig {
+        // Would be tried (and fail) if the read went on: nothing listens on port 9 of this host.
+        host: Some("https://127.0.0.1:9".into()),
+        unknown_connection: vec!["host".into(), "token".into()],
+        ..ProviderConfig::default()
+    });
+    let config = Value::Object([(NAME.to_string(), Value::string("chat"))].into());
+    let error = data_source.read(&ctx, &config).await.unwrap_err();
+    assert_eq!(error.0[0].summary, "Provider connection not known yet");
+    assert!(
+        error.0[0].detail.contains("host, token"),
+        "{:?}",
+        error.0[0]
+    );
 }
