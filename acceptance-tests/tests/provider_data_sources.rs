@@ -2,8 +2,9 @@
 //! InferenceService, a TrainingRun and a Dataset that this configuration does not manage (created here through the
 //! API, as another workspace or kubectl would), while an operator writes their status. The outputs carry the spec
 //! (nested blocks included), the values the resource types compute and the status facts; a second plan shows no
-//! changes; nothing was written to the objects; a missing object fails the plan on `name`, naming it; an invalid
-//! name fails `terraform validate`.
+//! changes; nothing was written to the objects; `namespace` wins over the provider's; a missing object fails the
+//! plan on `name`, naming it; an invalid name fails `terraform validate`. A provider configured from a value known
+//! only at apply makes the data source refuse to read during the plan, until `depends_on` defers it to the apply.
 
 use std::time::Duration;
 
@@ -136,5 +137,68 @@ async fn data_sources_read_objects_terraform_does_not_manage() -> anyhow::Result
     ))?;
     let (ok, text) = invalid.run_flat(&["validate", "-no-color"])?;
     assert!(!ok && text.contains("Invalid name"), "{text}");
+    Ok(())
+}
+
+/// A provider configured from a value known only after apply (here `terraform_data`, standing in for a cluster the
+/// configuration creates): the data source refuses to read during the plan, where the request would go to the
+/// default kubeconfig's cluster, and says to add `depends_on`; with it, Terraform reads the data source during apply,
+/// from the cluster the provider is then configured for.
+#[tokio::test]
+async fn a_data_source_waits_for_a_provider_configured_at_apply() -> anyhow::Result<()> {
+    let cluster = Cluster::for_tests();
+    let ns = cluster.model_fleet_namespace("tf-data-late").await?;
+    let ns = ns.name().to_string();
+    let client = cluster.client().await?;
+    create(
+        &client,
+        &ns,
+        object("InferenceService", "chat", echo_spec()),
+    )
+    .await?;
+    let main_tf = |depends_on: &str| {
+        format!(
+            r#"
+terraform {{
+  required_providers {{
+    modelfleet = {{ source = "modelfleet/modelfleet" }}
+  }}
+}}
+
+resource "terraform_data" "cluster" {{
+  input = "{kubeconfig}"
+}}
+
+provider "modelfleet" {{
+  kubeconfig_path = terraform_data.cluster.output
+  namespace       = "{ns}"
+}}
+
+data "modelfleet_inference" "chat" {{
+  name = "chat"
+  {depends_on}
+}}
+
+output "url" {{
+  value = data.modelfleet_inference.chat.url
+}}
+"#,
+            kubeconfig = cluster.kubeconfig.display()
+        )
+    };
+    let tf = Terraform::new(&main_tf(""))?;
+    let (ok, text) = tf.run_flat(&["plan", "-no-color", "-input=false"])?;
+    assert!(
+        !ok && text.contains("Provider connection not known yet")
+            && text.contains("kubeconfig_path")
+            && text.contains("depends_on"),
+        "{text}"
+    );
+    tf.write("main.tf", &main_tf("depends_on = [terraform_data.cluster]"))?;
+    tf.apply()?;
+    assert_eq!(
+        tf.ok(&["output", "-raw", "url"])?,
+        "http://model.localhost/"
+    );
     Ok(())
 }
