@@ -41,8 +41,8 @@ pub trait DataSource: Send + Sync {
     /// Reads the object `config` names.
     ///
     /// # Errors
-    /// Diagnostics when the object does not exist (on the `name` attribute), the provider's namespace is not known
-    /// yet, or the API request failed.
+    /// Diagnostics when the object does not exist (on the `name` attribute), the provider's connection settings or
+    /// (with `namespace` null) its namespace are not known yet, a value read is not known, or the API request failed.
     async fn read(&self, ctx: &ProviderContext, config: &Value) -> Result<Value, Diagnostics>;
 }
 
