@@ -108,7 +108,7 @@ resource "modelfleet_dataset" "corpus" {{
         text.contains(&format!(
             "Dataset API not found while trying to read {}/corpus",
             ns.name()
-        )) && text.contains("Terraform keeps")
+        )) && text.contains("a resource in state stays there")
             && text.contains("the kubeconfig's current context"),
         "{text}"
     );
