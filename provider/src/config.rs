@@ -69,8 +69,9 @@ impl Default for ProviderConfig {
     }
 }
 
-/// The provider attributes that say which cluster to talk to and how.
-const CONNECTION_ATTRIBUTES: &[&str] = &[
+/// The provider attributes that say which cluster to talk to and how, in schema order (the schema's test checks that
+/// they and `namespace`, `field_manager`, `force_conflicts` are all its attributes).
+pub const CONNECTION_ATTRIBUTES: &[&str] = &[
     "kubeconfig_path",
     "kubeconfig_context",
     "host",

@@ -379,22 +379,10 @@ mod tests {
             .iter()
             .map(|a| a.name.as_str())
             .collect();
-        assert_eq!(
-            names,
-            [
-                "kubeconfig_path",
-                "kubeconfig_context",
-                "host",
-                "token",
-                "client_certificate",
-                "client_key",
-                "cluster_ca_certificate",
-                "insecure",
-                "namespace",
-                "field_manager",
-                "force_conflicts"
-            ]
-        );
+        // Every attribute is either a connection setting (which data sources check for unknowns) or one of these.
+        let mut expected = crate::config::CONNECTION_ATTRIBUTES.to_vec();
+        expected.extend(["namespace", "field_manager", "force_conflicts"]);
+        assert_eq!(names, expected);
     }
 
     #[test]

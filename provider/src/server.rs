@@ -15,7 +15,7 @@ use crate::proto::tfplugin5 as pb;
 use crate::resources::api_error::cluster_named;
 use crate::resources::attributes::ID;
 use crate::resources::{ProviderContext, Registry, cluster_identity};
-use crate::schema::provider_schema;
+use crate::schema::{Schema, provider_schema};
 use crate::value::{self, Type, Value};
 
 /// The provider service.
@@ -64,6 +64,18 @@ fn decode(value: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Val
             format!("The provider could not decode the {what}: {e}"),
         )
     })
+}
+
+/// The diagnostics of `check` on a configuration of `schema` (the Validate*Config RPCs), or why it did not decode.
+fn validated(
+    schema: &Schema,
+    config: Option<&pb::DynamicValue>,
+    check: impl FnOnce(&Value) -> Diagnostics,
+) -> Diagnostics {
+    match decode(config, &schema.value_type(), "configuration") {
+        Ok(config) => check(&config),
+        Err(diags) => diags,
+    }
 }
 
 /// Encodes a value as a msgpack DynamicValue.
@@ -144,16 +156,12 @@ impl pb::provider_server::Provider for ProviderService {
         request: Request<pb::validate_resource_type_config::Request>,
     ) -> Result<Response<pb::validate_resource_type_config::Response>, Status> {
         let request = request.into_inner();
-        let diagnostics = (|| {
-            let resource = self.registry.get(&request.type_name)?;
-            let config = decode(
-                request.config.as_ref(),
-                &resource.schema().value_type(),
-                "configuration",
-            )?;
-            Ok::<_, Diagnostics>(resource.validate(&config))
-        })()
-        .unwrap_or_else(|diags| diags);
+        let diagnostics = match self.registry.get(&request.type_name) {
+            Ok(resource) => validated(resource.schema(), request.config.as_ref(), |config| {
+                resource.validate(config)
+            }),
+            Err(diags) => diags,
+        };
         Ok(Response::new(pb::validate_resource_type_config::Response {
             diagnostics: diagnostics.to_proto(),
         }))
@@ -164,13 +172,12 @@ impl pb::provider_server::Provider for ProviderService {
         request: Request<pb::validate_data_source_config::Request>,
     ) -> Result<Response<pb::validate_data_source_config::Response>, Status> {
         let request = request.into_inner();
-        let diagnostics = (|| {
-            let data_source = self.registry.data_source(&request.type_name)?;
-            let ty = data_source.schema().value_type();
-            let config = decode(request.config.as_ref(), &ty, "configuration")?;
-            Ok::<_, Diagnostics>(data_source.validate(&config))
-        })()
-        .unwrap_or_else(|diags| diags);
+        let diagnostics = match self.registry.data_source(&request.type_name) {
+            Ok(data_source) => validated(data_source.schema(), request.config.as_ref(), |config| {
+                data_source.validate(config)
+            }),
+            Err(diags) => diags,
+        };
         Ok(Response::new(pb::validate_data_source_config::Response {
             diagnostics: diagnostics.to_proto(),
         }))

@@ -185,6 +185,36 @@ impl<K: Kind> CustomResource<K> {
             .map_err(|e| self.api_error(e, Action::Read, &object, ctx))
     }
 
+    /// The state of the live object `namespace/name` as a whole (one GET): its entire spec, whoever wrote it, the
+    /// kind's facts and plan-time values; `wait_for` and `timeouts` null. What an import and a data source read.
+    /// `None` when the object does not exist.
+    ///
+    /// # Errors
+    /// The API request failed (the diagnostic names the object and says what to check).
+    pub async fn observed(
+        &self,
+        ctx: &ProviderContext,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, Diagnostics> {
+        let api = self.client_api(self.client(ctx).await?, namespace);
+        let Some(current) = self.get(ctx, &api, namespace, name).await? else {
+            return Ok(None);
+        };
+        let spec = current
+            .data
+            .get("spec")
+            .and_then(Json::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let state = self.state_from_spec(namespace, name, &spec, &Value::Null);
+        let object = serde_json::to_value(&current).unwrap_or(Json::Null);
+        Ok(Some(plan::with_plan_time_values::<K>(
+            &self.fields,
+            merge(state, live_facts::<K>(&object)),
+        )))
+    }
+
     /// The live object of `state` for a refresh: from the snapshot of its namespace once this process lists it
     /// ([`super::snapshot`]), else with one GET ([`Self::get`]; `None` when the object is gone).
     async fn refresh_read(
@@ -452,38 +482,6 @@ impl<K: Kind> Resource for CustomResource<K> {
                 ),
             )
         })
-    }
-}
-
-impl<K: Kind> CustomResource<K> {
-    /// The state of the live object `namespace/name` as a whole (one GET): its entire spec, whoever wrote it, the
-    /// kind's facts and plan-time values; `wait_for` and `timeouts` null. What an import and a data source read.
-    /// `None` when the object does not exist.
-    ///
-    /// # Errors
-    /// The API request failed (the diagnostic names the object and says what to check).
-    pub async fn observed(
-        &self,
-        ctx: &ProviderContext,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Value>, Diagnostics> {
-        let api = self.client_api(self.client(ctx).await?, namespace);
-        let Some(current) = self.get(ctx, &api, namespace, name).await? else {
-            return Ok(None);
-        };
-        let spec = current
-            .data
-            .get("spec")
-            .and_then(Json::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let state = self.state_from_spec(namespace, name, &spec, &Value::Null);
-        let object = serde_json::to_value(&current).unwrap_or(Json::Null);
-        Ok(Some(plan::with_plan_time_values::<K>(
-            &self.fields,
-            merge(state, live_facts::<K>(&object)),
-        )))
     }
 }
 
