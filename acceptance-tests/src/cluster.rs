@@ -182,6 +182,24 @@ impl Cluster {
         Ok(String::from_utf8(out.stdout)?)
     }
 
+    /// Runs `kubectl apply ARGS -f FILE` with `objects` (one object or a `List`, as JSON) written to a file of its
+    /// own, so parallel tests applying objects of the same name never read each other's half-written file.
+    ///
+    /// Errors: the temporary file's I/O error, or kubectl's stderr.
+    pub fn kubectl_apply(
+        &self,
+        objects: &serde_json::Value,
+        args: &[&str],
+    ) -> anyhow::Result<String> {
+        let file = tempfile::Builder::new().suffix(".json").tempfile()?;
+        std::fs::write(file.path(), objects.to_string())?;
+        let path = file.path().to_str().context("non UTF-8 temporary path")?;
+        let mut all = vec!["apply"];
+        all.extend_from_slice(args);
+        all.extend(["-f", path]);
+        self.kubectl_ok(&all)
+    }
+
     /// The instance's audit log (one JSON line per write request).
     pub fn audit_log(&self) -> AuditLog {
         AuditLog::new(self.dir.join("audit.log"))

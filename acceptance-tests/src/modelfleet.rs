@@ -167,9 +167,7 @@ pub fn bound_claim(
          "spec": {"accessModes": [access_mode], "storageClassName": "", "volumeName": pv,
                   "resources": {"requests": {"storage": "1Gi"}}}}
     ]});
-    let file = tempfile::NamedTempFile::new()?;
-    std::fs::write(file.path(), docs.to_string())?;
-    cluster.kubectl_ok(&["apply", "-f", file.path().to_str().unwrap_or_default()])?;
+    cluster.kubectl_apply(&docs, &[])?;
     Ok(())
 }
 

@@ -73,16 +73,13 @@ pub fn kubeconfig_with_exact_rules(
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
          "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}
     ]});
-    let file = cluster.dir.join(format!("{name}-rbac.json"));
-    std::fs::write(&file, objects.to_string())?;
-    let file = file.to_str().context("non UTF-8 path")?;
-    cluster.kubectl_ok(&[
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        "--field-manager=acceptance-tests",
-        "-f",
-        file,
-    ])?;
+    cluster.kubectl_apply(
+        &objects,
+        &[
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=acceptance-tests",
+        ],
+    )?;
     cluster.user_kubeconfig(user, &[])
 }

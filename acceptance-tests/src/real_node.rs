@@ -224,9 +224,7 @@ impl RealNode {
              "spec": {"accessModes": ["ReadOnlyMany"], "storageClassName": "", "volumeName": pv,
                       "resources": {"requests": {"storage": "1Gi"}}}}
         ]});
-        let file = tempfile::NamedTempFile::new()?;
-        std::fs::write(file.path(), docs.to_string())?;
-        cluster.kubectl_ok(&["apply", "-f", file.path().to_str().unwrap_or_default()])?;
+        cluster.kubectl_apply(&docs, &[])?;
         Ok(folder)
     }
 }

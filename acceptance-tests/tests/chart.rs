@@ -272,19 +272,16 @@ async fn every_profile_applies_with_server_side_dry_run() -> anyhow::Result<()> 
         let helm = Helm::new()?;
         let set = format!("profile={profile}");
         let objects = helm.template(RELEASE, ns.name(), &["--include-crds", "--set", &set])?;
-        let file = tempfile::NamedTempFile::new()?;
         let list = json!({"apiVersion": "v1", "kind": "List", "items": objects});
-        std::fs::write(file.path(), serde_json::to_vec(&list)?)?;
-        let path = file.path().to_str().unwrap();
-        let out = cluster.kubectl_ok(&[
-            "apply",
-            "--server-side",
-            "--dry-run=server",
-            "--field-manager=chart-test",
-            "--force-conflicts",
-            "-f",
-            path,
-        ]);
+        let out = cluster.kubectl_apply(
+            &list,
+            &[
+                "--server-side",
+                "--dry-run=server",
+                "--field-manager=chart-test",
+                "--force-conflicts",
+            ],
+        );
         let out = out.map_err(|e| anyhow::anyhow!("profile {profile}: {e:#}"))?;
         assert!(
             out.contains("deployment.apps/model-fleet serverside-applied (server dry run)"),

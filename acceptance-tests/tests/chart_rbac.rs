@@ -252,18 +252,8 @@ async fn an_edit_user_creates_an_inference_service_and_a_view_user_only_reads() 
     let ns = cluster.model_fleet_namespace("rbac-users").await?;
     let objects = Helm::new()?.template("model-fleet", "model-fleet-system", &[])?;
     for name in ["model-fleet-edit", "model-fleet-view"] {
-        let role = find(&objects, "ClusterRole", name)
-            .expect("aggregated role")
-            .to_string();
-        let file = tempfile::NamedTempFile::new()?;
-        std::fs::write(file.path(), role)?;
-        cluster.kubectl_ok(&[
-            "apply",
-            "--server-side",
-            "--field-manager=chart-test",
-            "-f",
-            file.path().to_str().unwrap(),
-        ])?;
+        let role = find(&objects, "ClusterRole", name).expect("aggregated role");
+        cluster.kubectl_apply(role, &["--server-side", "--field-manager=chart-test"])?;
     }
     for (user, role) in [("alice", "edit"), ("victor", "view")] {
         cluster.kubectl_ok(&[

@@ -318,3 +318,37 @@ async fn audit_log_counts_exactly_the_writes_of_one_user() -> anyhow::Result<()>
     assert_eq!(verbs, ["create", "patch", "delete"]);
     Ok(())
 }
+
+/// Tests running in parallel grant the same user (the operator's) its rules at the same moment, and every grant must
+/// succeed. Each grant once wrote its objects to one shared file, which another grant could truncate while kubectl
+/// read it: in CI a grant failed with `no objects passed to apply`. That window is narrow; this test did not hit it
+/// on an idle machine, so it guards concurrent grants in general (file and server-side apply alike) rather than
+/// reproducing that failure every time. `Cluster::kubectl_apply` gives each grant its own file.
+#[test]
+fn parallel_grants_of_one_user_rules_all_succeed() -> anyhow::Result<()> {
+    let cluster = Cluster::for_tests();
+    let rules = acceptance_tests::rbac::lease_rules()?;
+    const GRANTS: usize = 8;
+    const ROUNDS: usize = 2;
+    let grants: Vec<anyhow::Result<()>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..GRANTS)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..ROUNDS).try_for_each(|_| {
+                        acceptance_tests::rbac::kubeconfig_with_exact_rules(
+                            &cluster,
+                            "cp-parallel-grants",
+                            &rules,
+                        )
+                        .map(drop)
+                    })
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for grant in grants {
+        grant?;
+    }
+    Ok(())
+}

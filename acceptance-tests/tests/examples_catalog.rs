@@ -85,14 +85,7 @@ impl Setup {
             }
         }
         let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
-        let file = tempfile::NamedTempFile::new()?;
-        std::fs::write(file.path(), list.to_string())?;
-        self.cluster.kubectl_ok(&[
-            "apply",
-            "--server-side",
-            "-f",
-            &file.path().to_string_lossy(),
-        ])?;
+        self.cluster.kubectl_apply(&list, &["--server-side"])?;
         Ok(())
     }
 

@@ -106,31 +106,23 @@ async fn both_jobs_apply_on_the_local_control_plane() -> anyhow::Result<()> {
     for path in [GPU_CHECK, OPENAI_CHECK] {
         let mut job = load(path);
         job["metadata"]["namespace"] = Value::from(ns.name());
-        let file = tempfile::NamedTempFile::new()?;
-        std::fs::write(file.path(), serde_json::to_vec(&job)?)?;
-        let file = file.path().to_str().unwrap();
         let name = job["metadata"]["name"].as_str().unwrap();
-        let dry = cluster.kubectl_ok(&[
-            "apply",
-            "--server-side",
-            "--dry-run=server",
-            "--field-manager=validation-test",
-            "-f",
-            file,
-        ])?;
+        let dry = cluster.kubectl_apply(
+            &job,
+            &[
+                "--server-side",
+                "--dry-run=server",
+                "--field-manager=validation-test",
+            ],
+        )?;
         assert!(
             dry.contains(&format!(
                 "job.batch/{name} serverside-applied (server dry run)"
             )),
             "{path}: {dry}"
         );
-        let applied = cluster.kubectl_ok(&[
-            "apply",
-            "--server-side",
-            "--field-manager=validation-test",
-            "-f",
-            file,
-        ])?;
+        let applied =
+            cluster.kubectl_apply(&job, &["--server-side", "--field-manager=validation-test"])?;
         assert!(
             applied.contains(&format!("job.batch/{name} serverside-applied")),
             "{path}: {applied}"
