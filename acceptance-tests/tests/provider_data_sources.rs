@@ -4,7 +4,8 @@
 //! (nested blocks included), the values the resource types compute and the status facts; a second plan shows no
 //! changes; nothing was written to the objects; `namespace` wins over the provider's; a missing object fails the
 //! plan on `name`, naming it; an invalid name fails `terraform validate`. A provider configured from a value known
-//! only at apply makes the data source refuse to read during the plan, until `depends_on` defers it to the apply.
+//! only at apply makes the data source refuse to read during the plan, until `depends_on` defers it to the apply;
+//! a managed resource's refresh in that case keeps its state and warns, and the apply after it changes nothing.
 
 use std::time::Duration;
 
@@ -199,6 +200,81 @@ output "url" {{
     assert_eq!(
         tf.ok(&["output", "-raw", "url"])?,
         "http://model.localhost/"
+    );
+    Ok(())
+}
+
+/// A managed resource refreshed while the provider's settings are unknown (the value they come from is replaced, as a
+/// cluster being recreated would be): the plan does not read it (the object was deleted out of band here, and the
+/// plan does not see that), warns `Not refreshed`, and plans no change to it. Once the settings are known, the next
+/// plan reads the object again and sees that it is gone.
+#[tokio::test]
+async fn a_refresh_while_the_provider_connection_is_unknown_keeps_the_state() -> anyhow::Result<()>
+{
+    let cluster = Cluster::for_tests();
+    let ns = cluster.model_fleet_namespace("tf-refresh-late").await?;
+    let ns = ns.name().to_string();
+    let main_tf = |generation: u32| {
+        format!(
+            r#"
+terraform {{
+  required_providers {{
+    modelfleet = {{ source = "modelfleet/modelfleet" }}
+  }}
+}}
+
+resource "terraform_data" "cluster" {{
+  input            = "{kubeconfig}"
+  triggers_replace = "{generation}"
+}}
+
+provider "modelfleet" {{
+  kubeconfig_path = terraform_data.cluster.output
+  namespace       = "{ns}"
+}}
+
+resource "modelfleet_inference" "chat" {{
+  name = "chat"
+  model {{
+    name = "chat"
+  }}
+  container {{
+    image = "hashicorp/http-echo:1.0"
+  }}
+}}
+"#,
+            kubeconfig = cluster.kubeconfig.display()
+        )
+    };
+    let tf = Terraform::new(&main_tf(1))?;
+    tf.apply()?;
+    let client = cluster.client().await?;
+    let isvcs = api(&client, &ns, "InferenceService");
+    isvcs.delete("chat", &Default::default()).await?;
+
+    tf.write("main.tf", &main_tf(2))?;
+    let (code, text) = tf.plan_exit_code()?;
+    let text = flat(&text);
+    assert_eq!(code, 2, "terraform_data is replaced: {text}");
+    assert!(
+        text.contains("Not refreshed: provider connection not known yet")
+            && text.contains("kubeconfig_path")
+            && text.contains("modelfleet_inference"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Plan: 1 to add, 0 to change, 1 to destroy"),
+        "only terraform_data changes; the inference service is planned from its state: {text}"
+    );
+    tf.apply()?;
+
+    let (code, text) = tf.plan_exit_code()?;
+    let text = flat(&text);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        !text.contains("Not refreshed")
+            && text.contains("Plan: 1 to add, 0 to change, 0 to destroy"),
+        "with the settings known, the refresh finds the object gone and plans to create it again: {text}"
     );
     Ok(())
 }

@@ -296,8 +296,20 @@ fn refresh_section() -> String {
          the list does not hold is read with a GET (that is how a deleted object shows as gone); a list older than \
          {} s is taken again; a list the API server refuses (for instance RBAC that grants `get` but not `list`) \
          sends every read of that kind and namespace back to a GET. The environment variable `{LIST_AFTER_ENV}` \
-         changes the threshold: `0` lists at the first read, a large number never lists.\n",
-        MAX_AGE.as_secs()
+         changes the threshold: `0` lists at the first read, a large number never lists.\n\n### Connection \
+         settings known only after apply\n\nWhen a connection argument ({}) comes from something not applied yet, \
+         such as a cluster this configuration creates or replaces, Terraform plans with its value unknown. The \
+         provider then reads nothing, because any cluster it could reach now (the default kubeconfig's, or the one the \
+         known settings alone name) may be the wrong one: a refresh keeps each resource's state as the last apply recorded it and warns `Not refreshed: provider \
+         connection not known yet`; an import and a data source read fail with `Provider connection not known yet` \
+         (give a data source `depends_on` on what the settings come from, so Terraform reads it during apply). Apply \
+         reconfigures the provider with the known values.\n",
+        MAX_AGE.as_secs(),
+        crate::config::CONNECTION_ATTRIBUTES
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 

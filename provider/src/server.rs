@@ -278,9 +278,26 @@ impl pb::provider_server::Provider for ProviderService {
             let ty = resource.schema().value_type();
             let state = decode(request.current_state.as_ref(), &ty, "current state")?;
             if state.is_null() {
-                return Ok((encode(&Value::Null, &ty)?, request.private.clone()));
+                return Ok((encode(&Value::Null, &ty)?, request.private.clone(), Diagnostics::new()));
             }
             let ctx = self.context().await?;
+            if let Some(unknown) = ctx.unknown_connection() {
+                // The client would read the default kubeconfig's cluster: keep what the last apply recorded.
+                let id = state.get(ID).and_then(Value::as_str).unwrap_or_default();
+                let mut warning = Diagnostics::new();
+                warning.push_warning(
+                    None,
+                    "Not refreshed: provider connection not known yet",
+                    format!(
+                        "The provider's {unknown} depend on values known only after apply (such as a cluster this \
+                         configuration creates), so {} {id} was not read: this plan compares the configuration with \
+                         the state the last apply recorded. Changes made outside Terraform show in the first plan \
+                         after the settings are known.",
+                        request.type_name
+                    ),
+                );
+                return Ok((encode(&state, &ty)?, request.private.clone(), warning));
+            }
             let new_state = resource.read(&ctx, &state).await?;
             let current = ctx.cluster_uid().await;
             if new_state.is_null() {
@@ -299,11 +316,11 @@ impl pb::provider_server::Provider for ProviderService {
             } else {
                 cluster_identity::with_identity(&request.private, current.as_deref())
             };
-            Ok::<_, Diagnostics>((encode(&new_state, &ty)?, private))
+            Ok::<_, Diagnostics>((encode(&new_state, &ty)?, private, Diagnostics::new()))
         }
         .await;
         let (new_state, private, diagnostics) = match result {
-            Ok((state, private)) => (Some(state), private, Diagnostics::new()),
+            Ok((state, private, warnings)) => (Some(state), private, warnings),
             // On failure keep the current state (Terraform reports the error) and echo the private data (or
             // Terraform drops it).
             Err(diags) => (request.current_state, request.private, diags),
@@ -396,6 +413,17 @@ impl pb::provider_server::Provider for ProviderService {
         let result = async {
             let resource = self.registry.get(&request.type_name)?;
             let ctx = self.context().await?;
+            if let Some(unknown) = ctx.unknown_connection() {
+                return Err(Diagnostics::error(
+                    "Provider connection not known yet",
+                    format!(
+                        "The provider's {unknown} depend on values known only after apply (such as a cluster this \
+                         configuration creates), so {:?} cannot be imported now without reading some other cluster. \
+                         Apply what the provider settings come from first, then import.",
+                        request.id
+                    ),
+                ));
+            }
             let state = resource.import(&ctx, &request.id).await?;
             let private = cluster_identity::with_identity(&[], ctx.cluster_uid().await.as_deref());
             Ok::<_, Diagnostics>((encode(&state, &resource.schema().value_type())?, private))

@@ -165,14 +165,13 @@ impl<K: Kind> DataSource for ExistingObject<K> {
                 "Set `name` to the object to read.",
             )
         })?;
-        if !ctx.config.unknown_connection.is_empty() {
+        if let Some(unknown) = ctx.unknown_connection() {
             return Err(Diagnostics::error(
                 "Provider connection not known yet",
                 format!(
-                    "The provider's {} depend on values known only after apply (such as a cluster this \
+                    "The provider's {unknown} depend on values known only after apply (such as a cluster this \
                      configuration creates), so {} cannot be read now without reading some other cluster. Add \
                      `depends_on` naming what the provider settings come from, so Terraform reads it during apply.",
-                    ctx.config.unknown_connection.join(", "),
                     K::TYPE_NAME
                 ),
             ));

@@ -87,6 +87,16 @@ impl ProviderContext {
         }
     }
 
+    /// The provider's connection settings whose values are unknown now, joined for a message (`"host, token"`);
+    /// `None` when every one is known. Terraform sends unknowns to Configure during a plan when the settings come
+    /// from something not applied yet (a cluster this configuration creates). The client would then be built from
+    /// the default kubeconfig, another cluster, so nothing may be read from it: data sources and import refuse, and
+    /// a refresh keeps the prior state with a warning (see `crate::server`).
+    pub fn unknown_connection(&self) -> Option<String> {
+        (!self.config.unknown_connection.is_empty())
+            .then(|| self.config.unknown_connection.join(", "))
+    }
+
     /// The identity of the cluster the provider talks to (see [`cluster_identity::current`]), read once per
     /// provider process; `None` when the client cannot be built or the identity cannot be read.
     pub async fn cluster_uid(&self) -> Option<String> {

@@ -140,3 +140,81 @@ async fn a_data_source_read_before_configure_or_of_an_unknown_type_is_a_diagnost
         .into_inner();
     assert_eq!(response.diagnostics[0].summary, "Unknown data source type");
 }
+
+/// A service configured with the connection settings `host` and `token` unknown (as Terraform sends them during a
+/// plan when they come from a cluster not created yet). `host` is set too: were a read to go on, it would go to
+/// port 9 of this host, where nothing listens.
+async fn configured_with_unknown_connection() -> ProviderService {
+    let service = ProviderService::new(Registry::builtin());
+    *service.context.write().await = Some(Arc::new(ProviderContext::new(ProviderConfig {
+        host: Some("https://127.0.0.1:9".into()),
+        unknown_connection: vec!["host".into(), "token".into()],
+        ..ProviderConfig::default()
+    })));
+    service
+}
+
+#[tokio::test]
+async fn a_refresh_while_the_connection_is_unknown_keeps_the_state_and_warns() {
+    let service = configured_with_unknown_connection().await;
+    let ty = Registry::builtin()
+        .get("modelfleet_dataset")
+        .unwrap()
+        .schema()
+        .value_type();
+    let Value::Object(mut state) = Value::null_object(&ty) else {
+        panic!("a resource's type is an object")
+    };
+    state.insert(ID.into(), Value::string("ml/imdb"));
+    state.insert("name".into(), Value::string("imdb"));
+    let current = encode(&Value::Object(state), &ty).unwrap();
+    let private = br#"{"cluster_uid":"recorded"}"#.to_vec();
+    let response = service
+        .read_resource(Request::new(pb::read_resource::Request {
+            type_name: "modelfleet_dataset".into(),
+            current_state: Some(current.clone()),
+            private: private.clone(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(response.new_state, Some(current), "the state is kept as is");
+    assert_eq!(response.private, private, "the private data is echoed");
+    let [warning] = &response.diagnostics[..] else {
+        panic!("one warning: {:?}", response.diagnostics)
+    };
+    assert_eq!(warning.severity, pb::diagnostic::Severity::Warning as i32);
+    assert_eq!(
+        warning.summary,
+        "Not refreshed: provider connection not known yet"
+    );
+    for part in ["host, token", "modelfleet_dataset ml/imdb"] {
+        assert!(warning.detail.contains(part), "{part}: {}", warning.detail);
+    }
+}
+
+#[tokio::test]
+async fn an_import_while_the_connection_is_unknown_is_refused() {
+    let service = configured_with_unknown_connection().await;
+    let response = service
+        .import_resource_state(Request::new(pb::import_resource_state::Request {
+            type_name: "modelfleet_dataset".into(),
+            id: "ml/imdb".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(response.imported_resources.is_empty());
+    let [error] = &response.diagnostics[..] else {
+        panic!("one error: {:?}", response.diagnostics)
+    };
+    assert_eq!(error.severity, pb::diagnostic::Severity::Error as i32);
+    assert_eq!(error.summary, "Provider connection not known yet");
+    assert!(
+        error.detail.contains("host, token") && error.detail.contains("\"ml/imdb\""),
+        "{}",
+        error.detail
+    );
+}
