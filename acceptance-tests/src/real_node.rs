@@ -155,19 +155,24 @@ impl RealNode {
     }
 
     /// Kills the kubelet with SIGKILL (a crash: its containers keep running under containerd) and
-    /// waits until it is gone; returns its pid.
+    /// waits until it is gone. The returned guard starts it again ([`KubeletDown::restart`]), or on drop when the
+    /// test fails first, so one failed test does not leave the node NotReady for the tests after it.
     ///
     /// Errors: no kubelet runs, or it is still there after 10 s.
-    pub fn kill_kubelet(&self) -> anyhow::Result<u32> {
+    pub fn kill_kubelet(&self) -> anyhow::Result<KubeletDown<'_>> {
         let pid = self
             .kubelet_pid()
             .context("no kubelet runs on the real node")?;
         Command::new("kill")
             .args(["-KILL", &pid.to_string()])
             .status()?;
+        let down = KubeletDown {
+            node: Some(self),
+            pid,
+        };
         for _ in 0..100 {
             if self.kubelet_pid().is_none() {
-                return Ok(pid);
+                return Ok(down);
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
@@ -226,5 +231,35 @@ impl RealNode {
         ]});
         cluster.kubectl_apply(&docs, &[])?;
         Ok(folder)
+    }
+}
+
+/// A kubelet killed by [`RealNode::kill_kubelet`]: started again by [`KubeletDown::restart`], or when dropped.
+#[derive(Debug)]
+pub struct KubeletDown<'a> {
+    node: Option<&'a RealNode>,
+    /// The killed kubelet's pid.
+    pub pid: u32,
+}
+
+impl KubeletDown<'_> {
+    /// Starts the kubelet again ([`RealNode::start_kubelet`]).
+    ///
+    /// Errors: the script's output.
+    pub fn restart(mut self) -> anyhow::Result<()> {
+        match self.node.take() {
+            Some(node) => node.start_kubelet(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for KubeletDown<'_> {
+    fn drop(&mut self) {
+        if let Some(node) = self.node.take()
+            && let Err(e) = node.start_kubelet()
+        {
+            eprintln!("could not start the kubelet again after a failed test: {e:#}");
+        }
     }
 }

@@ -106,8 +106,9 @@ impl TcpProxy {
         self.connections.load(Ordering::Relaxed)
     }
 
-    /// A copy of `kubeconfig` (written into `dir`) whose clusters' `server` is this proxy: clients using it reach the
-    /// API server only through the proxy.
+    /// A copy of `kubeconfig` (written into `dir` as `kubeconfig-through-proxy-<port>`, so proxies alive at once
+    /// never share a file) whose clusters' `server` is this proxy: clients using it reach the API server only through
+    /// the proxy.
     ///
     /// Errors: the kubeconfig cannot be read or written.
     pub fn kubeconfig(&self, kubeconfig: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
@@ -120,7 +121,7 @@ impl TcpProxy {
         for cluster in clusters {
             cluster["cluster"]["server"] = format!("https://{}", self.addr).into();
         }
-        let path = dir.join("kubeconfig-through-proxy");
+        let path = dir.join(format!("kubeconfig-through-proxy-{}", self.addr.port()));
         std::fs::write(&path, serde_yaml::to_string(&config)?)?;
         Ok(path)
     }

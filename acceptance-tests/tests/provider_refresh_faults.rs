@@ -13,8 +13,9 @@ const CRD: &str = "datasets.modelfleet.io";
 
 /// Deletes the Dataset CRD, bounded. Datasets left by earlier test binaries may still carry the operator's in-use
 /// finalizer with no operator left to release it, and the CRD's deletion would wait for them forever: their
-/// finalizers are cleared first.
-fn remove_crd(cluster: &Cluster) {
+/// finalizers are cleared first. The CRD is installed again when the returned guard is dropped, also when the test
+/// fails first, so the test binaries after this one find it.
+fn remove_crd(cluster: &Cluster) -> CrdRemoved<'_> {
     let listed = cluster
         .kubectl_ok(&[
             "get",
@@ -50,6 +51,43 @@ fn remove_crd(cluster: &Cluster) {
             "--timeout=120s",
         ])
         .unwrap();
+    CrdRemoved(cluster)
+}
+
+/// The Dataset CRD is deleted; dropping this installs it again from the chart and waits until it is Established.
+struct CrdRemoved<'a>(&'a Cluster);
+
+impl Drop for CrdRemoved<'_> {
+    fn drop(&mut self) {
+        let file = repo_root()
+            .join("charts/model-fleet-operator/crds")
+            .join(format!("{CRD}.yaml"));
+        let restored = self
+            .0
+            .kubectl_ok(&[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--field-manager=model-fleet-crds",
+                "-f",
+                &file.to_string_lossy(),
+            ])
+            .and_then(|_| {
+                self.0.kubectl_ok(&[
+                    "wait",
+                    "--for=condition=Established",
+                    "--timeout=60s",
+                    &format!("crd/{CRD}"),
+                ])
+            });
+        match restored {
+            Ok(_) => {}
+            Err(e) if std::thread::panicking() => {
+                eprintln!("could not install the CRD again: {e:#}")
+            }
+            Err(e) => panic!("could not install the CRD again: {e:#}"),
+        }
+    }
 }
 
 #[tokio::test]
@@ -75,34 +113,11 @@ resource "modelfleet_dataset" "corpus" {{
     let tf = Terraform::new(&main_tf).unwrap();
     tf.apply().unwrap();
 
-    remove_crd(&cluster);
+    let removed = remove_crd(&cluster);
     let (succeeded, text) = tf.run_flat(&["plan", "-no-color", "-input=false"]).unwrap();
-    let restore = || {
-        let file = repo_root()
-            .join("charts/model-fleet-operator/crds")
-            .join(format!("{CRD}.yaml"));
-        cluster
-            .kubectl_ok(&[
-                "apply",
-                "--server-side",
-                "--force-conflicts",
-                "--field-manager=model-fleet-crds",
-                "-f",
-                file.to_str().unwrap(),
-            ])
-            .unwrap();
-        cluster
-            .kubectl_ok(&[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                &format!("crd/{CRD}"),
-            ])
-            .unwrap();
-    };
     let failed = !succeeded;
     let state = tf.ok(&["state", "list"]).unwrap_or_default();
-    restore();
+    drop(removed);
     assert!(failed, "the plan succeeded without the CRD: {text}");
     assert!(
         text.contains(&format!(

@@ -594,9 +594,9 @@ async fn the_kubelet_comes_back_after_a_kill_and_its_pods_keep_running() -> anyh
             .map(|t| t.0)
     };
 
-    let pid = s.node.kill_kubelet()?;
+    let down = s.node.kill_kubelet()?;
     let killed_at = Instant::now();
-    eprintln!("killed kubelet pid {pid}");
+    eprintln!("killed kubelet pid {}", down.pid);
     let last_renewal = renewed(&leases.get(NODE_NAME).await?);
     // The kubelet renews its Lease every 10 s: watch a little longer than that while the
     // container keeps serving on its own.
@@ -616,7 +616,7 @@ async fn the_kubelet_comes_back_after_a_kill_and_its_pods_keep_running() -> anyh
         "the Lease was renewed with the kubelet gone"
     );
 
-    s.node.start_kubelet()?;
+    down.restart()?;
     let nodes = Api::<Node>::all(s.client.clone());
     wait_for(
         "a renewed Lease and a Ready node",
