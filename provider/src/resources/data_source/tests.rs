@@ -9,7 +9,7 @@ use crate::resources::fields;
 use crate::resources::inference::{Inference, inference};
 use crate::resources::plan;
 use crate::resources::training::training;
-use crate::schema::Nesting;
+use crate::schema::{NestedBlock, Nesting};
 use crate::value::msgpack;
 
 #[test]
@@ -148,4 +148,53 @@ async fn a_read_while_the_connection_is_unknown_is_refused_without_a_request() {
         "{:?}",
         error.0[0]
     );
+}
+
+/// A sensitive attribute stays sensitive in the data source: a top-level one keeps its flag, and a block whose body
+/// holds one at any depth becomes a sensitive attribute (Terraform then redacts the whole object in plans and
+/// outputs); a block without one does not.
+#[test]
+fn a_block_holding_a_sensitive_attribute_at_any_depth_becomes_a_sensitive_attribute() {
+    let block = |attributes: Vec<Attribute>, blocks: Vec<NestedBlock>| Block {
+        attributes,
+        blocks,
+        description: String::new(),
+    };
+    let nested = |name: &str, body: Block| NestedBlock {
+        type_name: name.into(),
+        block: body,
+        nesting: Nesting::Single,
+        min_items: 0,
+        max_items: 1,
+    };
+    let plain = || Attribute::optional("plain", Type::String, "");
+    let secret = || Attribute::optional("secret", Type::String, "").sensitive();
+    let resource = block(
+        vec![
+            Attribute::required(NAME, Type::String, ""),
+            Attribute::optional("password", Type::String, "").sensitive(),
+        ],
+        vec![
+            nested(
+                "auth",
+                block(
+                    vec![plain()],
+                    vec![nested("inner", block(vec![plain(), secret()], vec![]))],
+                ),
+            ),
+            nested(
+                "public",
+                block(
+                    vec![plain()],
+                    vec![nested("inner", block(vec![plain()], vec![]))],
+                ),
+            ),
+        ],
+    );
+    let derived = read_only_block(&resource, "Thing".into());
+    let sensitive = |name: &str| derived.attribute(name).unwrap().sensitive;
+    assert!(sensitive("password"));
+    assert!(sensitive("auth"), "a secret two blocks down");
+    assert!(!sensitive("public"));
+    assert!(!sensitive(NAME));
 }
