@@ -6,6 +6,7 @@
 //! plan on `name`, naming it; an invalid name fails `terraform validate`. A provider configured from a value known
 //! only at apply makes the data source refuse to read during the plan, until `depends_on` defers it to the apply;
 //! a managed resource's refresh in that case keeps its state and warns, and the apply after it changes nothing.
+//! A data source reading an object the same configuration creates is read during the apply, after the create.
 
 use std::time::Duration;
 
@@ -275,6 +276,75 @@ resource "modelfleet_inference" "chat" {{
         !text.contains("Not refreshed")
             && text.contains("Plan: 1 to add, 0 to change, 0 to destroy"),
         "with the settings known, the refresh finds the object gone and plans to create it again: {text}"
+    );
+    Ok(())
+}
+
+/// A data source reading an object this configuration creates, through a reference to the resource: Terraform reads
+/// it during the apply, after the create (the plan says so rather than failing `not found`), it sees the spec just
+/// written, and the next plan, which reads it during the plan, changes nothing. An image change is read again in the
+/// same apply.
+#[tokio::test]
+async fn a_data_source_reads_an_object_created_in_the_same_apply() -> anyhow::Result<()> {
+    let cluster = Cluster::for_tests();
+    let ns = cluster.model_fleet_namespace("tf-data-same").await?;
+    let ns = ns.name().to_string();
+    let main_tf = |image: &str| {
+        format!(
+            r#"{}
+resource "modelfleet_inference" "chat" {{
+  name = "chat"
+  model {{
+    name = "chat"
+  }}
+  container {{
+    image = "{image}"
+  }}
+  gateway {{
+    hostnames = ["same.localhost"]
+  }}
+}}
+
+data "modelfleet_inference" "chat" {{
+  name = modelfleet_inference.chat.name
+}}
+
+output "image" {{
+  value = data.modelfleet_inference.chat.container.image
+}}
+
+output "url" {{
+  value = data.modelfleet_inference.chat.url
+}}
+"#,
+            terraform::provider_block(&cluster.kubeconfig, &ns, "")
+        )
+    };
+    let tf = Terraform::new(&main_tf("hashicorp/http-echo:1.0"))?;
+    let (code, plan) = tf.plan_exit_code()?;
+    assert_eq!(code, 2, "{plan}");
+    assert!(
+        flat(&plan).contains("data.modelfleet_inference.chat will be read during apply"),
+        "{plan}"
+    );
+    tf.apply()?;
+    assert_eq!(
+        tf.ok(&["output", "-raw", "image"])?,
+        "hashicorp/http-echo:1.0"
+    );
+    assert_eq!(tf.ok(&["output", "-raw", "url"])?, "http://same.localhost/");
+    let (code, plan) = tf.plan_exit_code()?;
+    assert_eq!(
+        code, 0,
+        "read during the plan now, and nothing changes: {plan}"
+    );
+
+    tf.write("main.tf", &main_tf("hashicorp/http-echo:1.1"))?;
+    tf.apply()?;
+    assert_eq!(
+        tf.ok(&["output", "-raw", "image"])?,
+        "hashicorp/http-echo:1.1",
+        "the data source is read again after the update"
     );
     Ok(())
 }
