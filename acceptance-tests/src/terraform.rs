@@ -221,3 +221,47 @@ provider "modelfleet" {{
         kubeconfig.display()
     )
 }
+
+/// The smallest `modelfleet_inference` resource, named `name` (model `name`, image `hashicorp/http-echo:1.0`, every
+/// other argument at its default): for tests about the provider rather than the spec.
+pub fn echo_inference(name: &str) -> String {
+    format!(
+        r#"
+resource "modelfleet_inference" "{name}" {{
+  name = "{name}"
+  model {{
+    name = "{name}"
+  }}
+  container {{
+    image = "hashicorp/http-echo:1.0"
+  }}
+}}
+"#
+    )
+}
+
+/// The `terraform { required_providers }` block, a `terraform_data.cluster` whose output is `kubeconfig` (standing
+/// in for a cluster the configuration creates; a new `generation` replaces it, so its output is unknown until
+/// apply) and a `provider "modelfleet"` configured from that output with default `namespace`.
+pub fn provider_from_late_cluster(kubeconfig: &Path, namespace: &str, generation: u32) -> String {
+    format!(
+        r#"
+terraform {{
+  required_providers {{
+    modelfleet = {{ source = "modelfleet/modelfleet" }}
+  }}
+}}
+
+resource "terraform_data" "cluster" {{
+  input            = "{}"
+  triggers_replace = "{generation}"
+}}
+
+provider "modelfleet" {{
+  kubeconfig_path = terraform_data.cluster.output
+  namespace       = "{namespace}"
+}}
+"#,
+        kubeconfig.display()
+    )
+}

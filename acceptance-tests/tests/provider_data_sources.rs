@@ -160,22 +160,7 @@ async fn a_data_source_waits_for_a_provider_configured_at_apply() -> anyhow::Res
     .await?;
     let main_tf = |depends_on: &str| {
         format!(
-            r#"
-terraform {{
-  required_providers {{
-    modelfleet = {{ source = "modelfleet/modelfleet" }}
-  }}
-}}
-
-resource "terraform_data" "cluster" {{
-  input = "{kubeconfig}"
-}}
-
-provider "modelfleet" {{
-  kubeconfig_path = terraform_data.cluster.output
-  namespace       = "{ns}"
-}}
-
+            r#"{}
 data "modelfleet_inference" "chat" {{
   name = "chat"
   {depends_on}
@@ -185,7 +170,7 @@ output "url" {{
   value = data.modelfleet_inference.chat.url
 }}
 "#,
-            kubeconfig = cluster.kubeconfig.display()
+            terraform::provider_from_late_cluster(&cluster.kubeconfig, &ns, 1)
         )
     };
     let tf = Terraform::new(&main_tf(""))?;
@@ -216,36 +201,8 @@ async fn a_refresh_while_the_provider_connection_is_unknown_keeps_the_state() ->
     let ns = cluster.model_fleet_namespace("tf-refresh-late").await?;
     let ns = ns.name().to_string();
     let main_tf = |generation: u32| {
-        format!(
-            r#"
-terraform {{
-  required_providers {{
-    modelfleet = {{ source = "modelfleet/modelfleet" }}
-  }}
-}}
-
-resource "terraform_data" "cluster" {{
-  input            = "{kubeconfig}"
-  triggers_replace = "{generation}"
-}}
-
-provider "modelfleet" {{
-  kubeconfig_path = terraform_data.cluster.output
-  namespace       = "{ns}"
-}}
-
-resource "modelfleet_inference" "chat" {{
-  name = "chat"
-  model {{
-    name = "chat"
-  }}
-  container {{
-    image = "hashicorp/http-echo:1.0"
-  }}
-}}
-"#,
-            kubeconfig = cluster.kubeconfig.display()
-        )
+        terraform::provider_from_late_cluster(&cluster.kubeconfig, &ns, generation)
+            + &terraform::echo_inference("chat")
     };
     let tf = Terraform::new(&main_tf(1))?;
     tf.apply()?;

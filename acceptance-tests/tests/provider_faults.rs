@@ -289,20 +289,8 @@ async fn a_server_side_apply_by_another_manager_conflicts_until_forced() {
         .await
         .unwrap();
     let isvc = |provider_extra: &str| {
-        format!(
-            r#"{}
-resource "modelfleet_inference" "chat" {{
-  name = "chat"
-  model {{
-    name = "chat"
-  }}
-  container {{
-    image = "hashicorp/http-echo:1.0"
-  }}
-}}
-"#,
-            terraform::provider_block(&cluster.kubeconfig, ns.name(), provider_extra)
-        )
+        terraform::provider_block(&cluster.kubeconfig, ns.name(), provider_extra)
+            + &terraform::echo_inference("chat")
     };
     let tf = Terraform::new(&isvc("")).unwrap();
     tf.apply().unwrap();
