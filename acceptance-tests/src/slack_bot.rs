@@ -2,7 +2,6 @@
 //! `charts/model-fleet-operator/files/slack-rbac.yaml` applied as written, except the impersonation ClusterRole's
 //! user list, which names the test's Slack users (what the chart fills from `slack.allowedUserIds`).
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -53,21 +52,14 @@ pub fn rbac_documents(slack_users: &[&str]) -> anyhow::Result<Vec<Value>> {
 }
 
 fn apply(cluster: &Cluster, items: Vec<Value>) -> anyhow::Result<()> {
-    let mut file = tempfile::NamedTempFile::new()?;
-    file.write_all(
-        json!({"apiVersion": "v1", "kind": "List", "items": items})
-            .to_string()
-            .as_bytes(),
+    cluster.kubectl_apply(
+        &json!({"apiVersion": "v1", "kind": "List", "items": items}),
+        &[
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=acceptance-tests",
+        ],
     )?;
-    let path = file.path().to_str().context("non UTF-8 path")?;
-    cluster.kubectl_ok(&[
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        "--field-manager=acceptance-tests",
-        "-f",
-        path,
-    ])?;
     Ok(())
 }
 

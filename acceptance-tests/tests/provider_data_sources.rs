@@ -216,8 +216,10 @@ async fn a_refresh_while_the_provider_connection_is_unknown_keeps_the_state() ->
     assert_eq!(code, 2, "terraform_data is replaced: {text}");
     assert!(
         text.contains("Not refreshed: provider connection not known yet")
-            && text.contains("kubeconfig_path")
-            && text.contains("modelfleet_inference"),
+            && text.contains(
+                "The provider's `kubeconfig_path` depends on values known only after apply"
+            )
+            && text.contains(&format!("modelfleet_inference {ns}/chat was not read")),
         "{text}"
     );
     assert!(

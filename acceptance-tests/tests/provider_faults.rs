@@ -453,10 +453,50 @@ resource "modelfleet_dataset" "corpus" {{
     let other_client = other.0.client().await.unwrap();
     assert!(names(&other_client, ns.name(), "Dataset").await.is_empty());
 
-    // Back on the right context: nothing to do, and destroy removes the object where it lives.
+    // Back on the right context: nothing to do.
     tf.write("main.tf", &config(&cluster.instance)).unwrap();
     let (code, plan) = tf.plan_exit_code().unwrap();
     assert_eq!(code, 0, "{plan}");
+
+    // The cluster "replaced" within the configuration: the context comes from a value known only at apply. The
+    // plan does not refresh (it warns) and plans nothing for the Dataset, the apply does not create it on the new
+    // cluster, and the plan after it fails as above (docs/reference/provider.md says so).
+    let late = |context: &str| {
+        config(context).replace(
+            &format!("  kubeconfig_context = \"{context}\"\n"),
+            "  kubeconfig_context = terraform_data.cluster.output\n",
+        ) + &format!("\nresource \"terraform_data\" \"cluster\" {{\n  input = \"{context}\"\n}}\n")
+    };
+    tf.write("main.tf", &late(&cluster.instance)).unwrap();
+    tf.apply().unwrap();
+    tf.write("main.tf", &late(&other.0.instance)).unwrap();
+    let (code, plan) = tf.plan_exit_code().unwrap();
+    let plan = terraform::flat(&plan);
+    assert_eq!(code, 2, "{plan}");
+    assert!(
+        plan.contains("Not refreshed: provider connection not known yet")
+            && plan.contains(&format!(
+                "modelfleet_dataset {}/corpus was not read",
+                ns.name()
+            ))
+            && plan.contains("Plan: 0 to add, 1 to change, 0 to destroy"),
+        "{plan}"
+    );
+    tf.apply().unwrap();
+    let (succeeded, text) = tf.run_flat(&["plan", "-no-color", "-input=false"]).unwrap();
+    assert!(
+        !succeeded
+            && text.contains(&format!(
+                "Dataset {}/corpus was created on another cluster",
+                ns.name()
+            )),
+        "{text}"
+    );
+    assert!(names(&other_client, ns.name(), "Dataset").await.is_empty());
+
+    // Back on the right context again; destroy removes the object where it lives.
+    tf.write("main.tf", &config(&cluster.instance)).unwrap();
+    tf.apply().unwrap();
     tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
     let client = cluster.client().await.unwrap();
     assert!(names(&client, ns.name(), "Dataset").await.is_empty());

@@ -43,6 +43,7 @@ fn remove_crd(cluster: &Cluster) -> CrdRemoved<'_> {
     cluster
         .kubectl_ok(&["delete", "crd", CRD, "--wait=false"])
         .unwrap();
+    let removed = CrdRemoved(cluster);
     cluster
         .kubectl_ok(&[
             "wait",
@@ -51,7 +52,7 @@ fn remove_crd(cluster: &Cluster) -> CrdRemoved<'_> {
             "--timeout=120s",
         ])
         .unwrap();
-    CrdRemoved(cluster)
+    removed
 }
 
 /// The Dataset CRD is deleted; dropping this installs it again from the chart and waits until it is Established.

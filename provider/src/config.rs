@@ -39,8 +39,8 @@ pub struct ProviderConfig {
     pub insecure: bool,
     /// The connection settings (`kubeconfig_path`, `kubeconfig_context`, `host`, `token`, `client_certificate`,
     /// `client_key`, `cluster_ca_certificate`, `insecure`) whose value is unknown, in that order: they depend on
-    /// something not applied yet, so a request now would go to the cluster the default kubeconfig names. Data sources
-    /// refuse to read while any is.
+    /// something not applied yet, so a request now could reach another cluster (the default kubeconfig's, or the one
+    /// the known settings alone name). While any is, nothing is read: see `ProviderContext::unknown_connection`.
     pub unknown_connection: Vec<String>,
     /// Default namespace for resources.
     pub namespace: DefaultNamespace,

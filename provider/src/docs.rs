@@ -299,11 +299,16 @@ fn refresh_section() -> String {
          changes the threshold: `0` lists at the first read, a large number never lists.\n\n### Connection \
          settings known only after apply\n\nWhen a connection argument ({}) comes from something not applied yet, \
          such as a cluster this configuration creates or replaces, Terraform plans with its value unknown. The \
-         provider then reads nothing, because any cluster it could reach now (the default kubeconfig's, or the one the \
-         known settings alone name) may be the wrong one: a refresh keeps each resource's state as the last apply recorded it and warns `Not refreshed: provider \
+         provider then reads nothing, because the cluster it could reach now (the default kubeconfig's, or the one \
+         the known settings alone name) may be another cluster, or the right one without all its settings: a \
+         refresh keeps each resource's state as the last apply recorded it and warns `Not refreshed: provider \
          connection not known yet`; an import and a data source read fail with `Provider connection not known yet` \
          (give a data source `depends_on` on what the settings come from, so Terraform reads it during apply). Apply \
-         reconfigures the provider with the known values.\n",
+         configures the provider with the known values.\n\nIf the cluster itself is replaced, the objects are \
+         not on the new one, and this apply does not create them there: the first plan after it fails for each \
+         with `was created on another cluster` (the state keeps them). Remove them from the state (`terraform state \
+         rm`) and apply again to create them on the new cluster. Keeping the cluster in its own configuration, \
+         applied first, avoids the unknown settings altogether.\n",
         MAX_AGE.as_secs(),
         crate::config::CONNECTION_ATTRIBUTES
             .iter()

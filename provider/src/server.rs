@@ -282,21 +282,23 @@ impl pb::provider_server::Provider for ProviderService {
             }
             let ctx = self.context().await?;
             if let Some(unknown) = ctx.unknown_connection() {
-                // The client would read the default kubeconfig's cluster: keep what the last apply recorded.
+                // The client could reach another cluster: keep what the last apply recorded, as it was sent.
                 let id = state.get(ID).and_then(Value::as_str).unwrap_or_default();
                 let mut warning = Diagnostics::new();
                 warning.push_warning(
                     None,
                     "Not refreshed: provider connection not known yet",
                     format!(
-                        "The provider's {unknown} depend on values known only after apply (such as a cluster this \
-                         configuration creates), so {} {id} was not read: this plan compares the configuration with \
-                         the state the last apply recorded. Changes made outside Terraform show in the first plan \
-                         after the settings are known.",
+                        "{unknown} (such as a cluster this configuration creates or replaces), so {} {id} was not \
+                         read: Terraform compares the configuration with the state the last apply recorded. Changes \
+                         made outside Terraform show at the first refresh after the settings are known. If the \
+                         cluster itself is replaced, see \"Connection settings known only after apply\" in the \
+                         provider's documentation.",
                         request.type_name
                     ),
                 );
-                return Ok((encode(&state, &ty)?, request.private.clone(), warning));
+                let kept = request.current_state.clone().unwrap_or_default();
+                return Ok((kept, request.private.clone(), warning));
             }
             let new_state = resource.read(&ctx, &state).await?;
             let current = ctx.cluster_uid().await;
@@ -417,9 +419,9 @@ impl pb::provider_server::Provider for ProviderService {
                 return Err(Diagnostics::error(
                     "Provider connection not known yet",
                     format!(
-                        "The provider's {unknown} depend on values known only after apply (such as a cluster this \
-                         configuration creates), so {:?} cannot be imported now without reading some other cluster. \
-                         Apply what the provider settings come from first, then import.",
+                        "{unknown} (such as a cluster this configuration creates or replaces), so {:?} cannot be \
+                         imported now without risking another cluster. Apply what the provider settings come from \
+                         first, then import.",
                         request.id
                     ),
                 ));

@@ -169,9 +169,9 @@ impl<K: Kind> DataSource for ExistingObject<K> {
             return Err(Diagnostics::error(
                 "Provider connection not known yet",
                 format!(
-                    "The provider's {unknown} depend on values known only after apply (such as a cluster this \
-                     configuration creates), so {} cannot be read now without reading some other cluster. Add \
-                     `depends_on` naming what the provider settings come from, so Terraform reads it during apply.",
+                    "{unknown} (such as a cluster this configuration creates or replaces), so {} cannot be read \
+                     now without risking another cluster. Add `depends_on` naming what the provider settings come \
+                     from, so Terraform reads it during apply.",
                     K::TYPE_NAME
                 ),
             ));

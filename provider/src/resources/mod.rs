@@ -87,14 +87,27 @@ impl ProviderContext {
         }
     }
 
-    /// The provider's connection settings whose values are unknown now, joined for a message (`"host, token"`);
-    /// `None` when every one is known. Terraform sends unknowns to Configure during a plan when the settings come
-    /// from something not applied yet (a cluster this configuration creates). The client would then be built from
-    /// the default kubeconfig, another cluster, so nothing may be read from it: data sources and import refuse, and
-    /// a refresh keeps the prior state with a warning (see `crate::server`).
+    /// `None` when every connection setting is known; otherwise the start of a message naming the unknown ones:
+    /// ``The provider's `host` and `token` depend on values known only after apply``. Terraform sends unknowns to
+    /// Configure during a plan when the settings come from something not applied yet (a cluster this configuration
+    /// creates or replaces). The client would then be built from the settings known so far or from the default
+    /// kubeconfig: another cluster, or the right one without all its settings. So nothing is read: data sources and
+    /// import refuse, and a refresh keeps the prior state with a warning (see `crate::server`).
     pub fn unknown_connection(&self) -> Option<String> {
-        (!self.config.unknown_connection.is_empty())
-            .then(|| self.config.unknown_connection.join(", "))
+        let names: Vec<String> = self
+            .config
+            .unknown_connection
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect();
+        let (list, verb) = match names.as_slice() {
+            [] => return None,
+            [one] => (one.clone(), "depends"),
+            [rest @ .., last] => (format!("{} and {last}", rest.join(", ")), "depend"),
+        };
+        Some(format!(
+            "The provider's {list} {verb} on values known only after apply"
+        ))
     }
 
     /// The identity of the cluster the provider talks to (see [`cluster_identity::current`]), read once per

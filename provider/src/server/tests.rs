@@ -189,7 +189,7 @@ async fn a_refresh_while_the_connection_is_unknown_keeps_the_state_and_warns() {
         warning.summary,
         "Not refreshed: provider connection not known yet"
     );
-    for part in ["host, token", "modelfleet_dataset ml/imdb"] {
+    for part in ["`host` and `token` depend on", "modelfleet_dataset ml/imdb"] {
         assert!(warning.detail.contains(part), "{part}: {}", warning.detail);
     }
 }
@@ -213,7 +213,8 @@ async fn an_import_while_the_connection_is_unknown_is_refused() {
     assert_eq!(error.severity, pb::diagnostic::Severity::Error as i32);
     assert_eq!(error.summary, "Provider connection not known yet");
     assert!(
-        error.detail.contains("host, token") && error.detail.contains("\"ml/imdb\""),
+        error.detail.contains("`host` and `token` depend on")
+            && error.detail.contains("\"ml/imdb\""),
         "{}",
         error.detail
     );

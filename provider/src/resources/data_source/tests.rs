@@ -144,7 +144,7 @@ async fn a_read_while_the_connection_is_unknown_is_refused_without_a_request() {
     let error = data_source.read(&ctx, &config).await.unwrap_err();
     assert_eq!(error.0[0].summary, "Provider connection not known yet");
     assert!(
-        error.0[0].detail.contains("host, token"),
+        error.0[0].detail.contains("`host` and `token` depend on"),
         "{:?}",
         error.0[0]
     );
