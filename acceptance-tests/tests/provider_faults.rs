@@ -3,7 +3,9 @@
 //!
 //! * the kubeconfig context switched to ANOTHER cluster (a second instance with the CRDs and the same namespace):
 //!   refresh fails naming the kind, the object, the context and both cluster identities; the state keeps the
-//!   resource; back on the right context the plan is clean and destroy works;
+//!   resource; back on the right context the plan is clean; the same switch through a context known only at apply
+//!   (a cluster replaced in the configuration) is not refreshed (a warning), plans nothing for the resource, and
+//!   the plan after the apply fails the same way; destroy works;
 //! * the API server goes away mid-apply (the provider reaches it through a loopback proxy the test cuts while an
 //!   InferenceService waits): a clear error, the state holds exactly the objects that exist, and with the API server
 //!   back a rerun converges with no duplicate and a clean plan;
