@@ -289,11 +289,10 @@ impl pb::provider_server::Provider for ProviderService {
                     None,
                     "Not refreshed: provider connection not known yet",
                     format!(
-                        "{unknown} (such as a cluster this configuration creates or replaces), so {} {id} was not \
-                         read: Terraform compares the configuration with the state the last apply recorded. Changes \
-                         made outside Terraform show at the first refresh after the settings are known. If the \
-                         cluster itself is replaced, see \"Connection settings known only after apply\" in the \
-                         provider's documentation.",
+                        "{unknown}, so {} {id} was not read: Terraform compares the configuration with the state \
+                         the last apply recorded. Changes made outside Terraform show at the first refresh after the \
+                         settings are known. If the cluster itself is replaced, see \"Connection settings known only \
+                         after apply\" in the provider's documentation.",
                         request.type_name
                     ),
                 );
@@ -415,17 +414,10 @@ impl pb::provider_server::Provider for ProviderService {
         let result = async {
             let resource = self.registry.get(&request.type_name)?;
             let ctx = self.context().await?;
-            if let Some(unknown) = ctx.unknown_connection() {
-                return Err(Diagnostics::error(
-                    "Provider connection not known yet",
-                    format!(
-                        "{unknown} (such as a cluster this configuration creates or replaces), so {:?} cannot be \
-                         imported now without risking another cluster. Apply what the provider settings come from \
-                         first, then import.",
-                        request.id
-                    ),
-                ));
-            }
+            ctx.require_known_connection(
+                &format!("{:?} cannot be imported", request.id),
+                "Apply what the provider settings come from first, then import.",
+            )?;
             let state = resource.import(&ctx, &request.id).await?;
             let private = cluster_identity::with_identity(&[], ctx.cluster_uid().await.as_deref());
             Ok::<_, Diagnostics>((encode(&state, &resource.schema().value_type())?, private))

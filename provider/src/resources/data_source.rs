@@ -165,17 +165,10 @@ impl<K: Kind> DataSource for ExistingObject<K> {
                 "Set `name` to the object to read.",
             )
         })?;
-        if let Some(unknown) = ctx.unknown_connection() {
-            return Err(Diagnostics::error(
-                "Provider connection not known yet",
-                format!(
-                    "{unknown} (such as a cluster this configuration creates or replaces), so {} cannot be read \
-                     now without risking another cluster. Add `depends_on` naming what the provider settings come \
-                     from, so Terraform reads it during apply.",
-                    K::TYPE_NAME
-                ),
-            ));
-        }
+        ctx.require_known_connection(
+            &format!("{} cannot be read", K::TYPE_NAME),
+            "Add `depends_on` naming what the provider settings come from, so Terraform reads it during apply.",
+        )?;
         let namespace = namespace_of(config, &ctx.config.namespace)?;
         let Some(state) = self.resource.observed(ctx, &namespace, name).await? else {
             let kind = resource_kind::<K>();

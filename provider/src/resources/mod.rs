@@ -88,7 +88,8 @@ impl ProviderContext {
     }
 
     /// `None` when every connection setting is known; otherwise the start of a message naming the unknown ones:
-    /// ``The provider's `host` and `token` depend on values known only after apply``. Terraform sends unknowns to
+    /// ``The provider's `host` and `token` depend on values known only after apply (such as a cluster this
+    /// configuration creates or replaces)``. Terraform sends unknowns to
     /// Configure during a plan when the settings come from something not applied yet (a cluster this configuration
     /// creates or replaces). The client would then be built from the settings known so far or from the default
     /// kubeconfig: another cluster, or the right one without all its settings. So nothing is read: data sources and
@@ -106,8 +107,25 @@ impl ProviderContext {
             [rest @ .., last] => (format!("{} and {last}", rest.join(", ")), "depend"),
         };
         Some(format!(
-            "The provider's {list} {verb} on values known only after apply"
+            "The provider's {list} {verb} on values known only after apply (such as a cluster this configuration \
+             creates or replaces)"
         ))
+    }
+
+    /// `Ok` when every connection setting is known; otherwise the error `Provider connection not known yet` saying
+    /// that `action` (e.g. ``modelfleet_inference cannot be read``) cannot happen now without risking another cluster,
+    /// then `advice` (see [`Self::unknown_connection`]). Import and data source reads call it before any request.
+    ///
+    /// # Errors
+    /// A connection setting is unknown.
+    pub fn require_known_connection(&self, action: &str, advice: &str) -> Result<(), Diagnostics> {
+        match self.unknown_connection() {
+            None => Ok(()),
+            Some(unknown) => Err(Diagnostics::error(
+                "Provider connection not known yet",
+                format!("{unknown}, so {action} now without risking another cluster. {advice}"),
+            )),
+        }
     }
 
     /// The identity of the cluster the provider talks to (see [`cluster_identity::current`]), read once per
