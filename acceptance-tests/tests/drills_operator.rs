@@ -294,7 +294,7 @@ async fn drill_stall_the_api_server_connection() -> anyhow::Result<()> {
     let lease_seconds: u64 = LEASE[1].parse()?;
     if stall > Duration::from_secs(2 * lease_seconds) {
         let at = |line: &str| log.find(line);
-        let unconfirmed = at("cannot confirm the lease for a whole lease duration");
+        let unconfirmed = at("cannot confirm the lease before it expires");
         let lost = at("lost the lease: aborting controllers");
         let led_again = log.rfind("acquired the lease: starting controllers");
         assert!(

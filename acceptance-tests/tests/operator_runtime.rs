@@ -9,9 +9,12 @@ use acceptance_tests::process::operator_kubeconfig;
 use acceptance_tests::rbac::{
     http_add_on_rules, kubeconfig_with_exact_rules, lease_rules, operator_rules,
 };
+use acceptance_tests::tcp_proxy::{TcpProxy, api_server_addr};
 use acceptance_tests::{Cluster, OperatorProcess, TestNamespace, wait_for};
+use anyhow::Context as _;
 use futures::StreamExt as _;
 use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::Api;
 use kube::core::DeserializeGuard;
 use kube::runtime::reflector::ObjectRef;
@@ -286,6 +289,127 @@ async fn without_list_or_watch_on_leases_a_standby_takes_over_at_the_expiry() ->
             "without {verb}: refused, and no fast path:\n{log}"
         );
     }
+    Ok(())
+}
+
+/// When `operator` first logged a line holding `message` (the JSON log's `timestamp`); `None` if it has not.
+///
+/// Errors: the log cannot be read, or the line has no RFC 3339 `timestamp`.
+fn logged_at(operator: &OperatorProcess, message: &str) -> anyhow::Result<Option<Timestamp>> {
+    let log = std::fs::read_to_string(&operator.log)?;
+    let Some(line) = log.lines().find(|l| l.contains(message)) else {
+        return Ok(None);
+    };
+    let entry: serde_json::Value = serde_json::from_str(line)?;
+    let at = entry["timestamp"]
+        .as_str()
+        .with_context(|| format!("no timestamp in {line}"))?;
+    Ok(Some(at.parse()?))
+}
+
+/// A leader cut off from the API server (its connection stalls just before a renewal is due: no error, no answer)
+/// stops its controllers by the expiry its last renewal proved, so before the standby can start its own: the two
+/// never run at once. The watchdog before 2026-12-06 counted a whole lease duration from its last answered read and
+/// stopped 3 to 6 s after the expiry here (a 9 s lease, renewed 3 s before expiry, read every 3 s); the standby
+/// started within about a second of it. Once the connection is restored, the old leader stands by.
+#[tokio::test]
+async fn a_leader_cut_off_from_the_api_server_stops_before_the_standby_starts() -> anyhow::Result<()>
+{
+    const LEASE_SECONDS: i64 = 9;
+    const GRACE_SECONDS: i64 = 3;
+    let cluster = Cluster::connect()?;
+    let ns = cluster.namespace("op-cut-off").await?;
+    let direct = operator_kubeconfig(&cluster)?;
+    let proxy = TcpProxy::start(api_server_addr(&direct)?).await?;
+    let through_proxy = proxy.kubeconfig(&direct, &cluster.dir)?;
+    let seconds = LEASE_SECONDS.to_string();
+    let flags = ["--lease-duration-seconds", seconds.as_str()];
+    let start =
+        |kubeconfig| OperatorProcess::start(&cluster, kubeconfig, ns.name(), "fleet", &flags, &[]);
+    let leader = start(&through_proxy)?;
+    let leases: Api<Lease> = Api::namespaced(cluster.client().await?, ns.name());
+    let leader_id = wait_for("a lease holder", Duration::from_secs(20), || {
+        holder(&leases)
+    })
+    .await?;
+    logged(&leader, "acquired the lease: starting controllers", "").await?;
+    let standby = start(&direct)?;
+    logged(&standby, STANDING_BY, "").await?;
+
+    // Stall half a second before the next renewal is due (renewTime + duration - grace).
+    let renewed = leases
+        .get("fleet")
+        .await?
+        .spec
+        .and_then(|s| s.renew_time)
+        .context("renewTime")?
+        .0;
+    let due = renewed + SignedDuration::from_secs(LEASE_SECONDS - GRACE_SECONDS);
+    let until_due = Duration::try_from(due.duration_since(Timestamp::now()))?;
+    tokio::time::sleep(until_due.saturating_sub(Duration::from_millis(500))).await;
+    proxy.switch().stall();
+
+    // The expiry the leader last proved: its last renewal the test reads, directly, before the standby holds it.
+    let mut expiry = None;
+    let waiting = std::time::Instant::now();
+    let new_holder = loop {
+        let spec = leases.get("fleet").await?.spec.unwrap_or_default();
+        match spec.holder_identity.filter(|h| !h.is_empty()) {
+            Some(holder) if holder == leader_id => {
+                expiry = spec
+                    .renew_time
+                    .map(|r| r.0 + SignedDuration::from_secs(LEASE_SECONDS));
+            }
+            Some(holder) => break holder,
+            None => {}
+        }
+        anyhow::ensure!(
+            waiting.elapsed() < Duration::from_secs(40),
+            "the standby did not take the lease within 40 s:\n{}",
+            standby.log_tail()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_ne!(new_holder, leader_id);
+    logged(&standby, "acquired the lease: starting controllers", "").await?;
+    logged(&leader, "lost the lease: aborting controllers", "").await?;
+    let expiry = expiry.context("the leader's last renewal")?;
+    let unconfirmed = logged_at(&leader, "cannot confirm the lease before it expires")?;
+    let stopped = logged_at(&leader, "lost the lease: aborting controllers")?.context("stop")?;
+    let started =
+        logged_at(&standby, "acquired the lease: starting controllers")?.context("start")?;
+    println!(
+        "expiry {expiry}; leader stopped {:?} after it; standby started {:?} after it",
+        stopped.duration_since(expiry),
+        started.duration_since(expiry)
+    );
+    assert!(
+        unconfirmed.is_some_and(|at| at >= expiry) && stopped < started,
+        "the cut-off leader stops at its expiry {expiry}, before the standby starts at {started}; it stopped at \
+         {stopped}:\n{}",
+        leader.log_tail()
+    );
+
+    proxy.switch().restore();
+    let log = std::fs::read_to_string(&leader.log)?;
+    let lost_at = log
+        .find("lost the lease: aborting controllers")
+        .unwrap_or_default();
+    wait_for(
+        "the old leader to stand by",
+        Duration::from_secs(30),
+        || async {
+            let log = std::fs::read_to_string(&leader.log)?;
+            Ok(log[lost_at..].contains(STANDING_BY).then_some(()))
+        },
+    )
+    .await
+    .map_err(|e| e.context(leader.log_tail()))?;
+    assert_eq!(
+        holder(&leases).await?,
+        Some(new_holder),
+        "the standby keeps the lease"
+    );
     Ok(())
 }
 

@@ -7,8 +7,12 @@
 //! when the renewal it last saw expires, so a standby also watches the Lease ([`released`]) and asks for it at once
 //! when its holder lets it go: a rolling update hands over in about a second, as controller-runtime's standbys
 //! (retrying every 2 s) do, instead of up to `duration` seconds later.
+//!
+//! The manager keeps reporting "leading" while its renewals fail, so the leader proves it from the Lease itself:
+//! [`confirmed`] before its controllers start, then the [`lost`] watchdog, which stops them by the expiry the last
+//! renewal read back proved, the moment a standby may take the Lease over.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::StreamExt as _;
 use k8s_openapi::api::coordination::v1::Lease;
@@ -87,14 +91,14 @@ fn expiry(lease: &Lease) -> Option<Timestamp> {
         .ok()
 }
 
-/// Whether `lease` says `identity` holds it at `now`: it is the holder and `renewTime + leaseDurationSeconds` is
-/// still ahead (pure part of the watchdog).
-pub fn holds(lease: &Lease, identity: &str, now: Timestamp) -> bool {
-    lease
-        .spec
-        .as_ref()
-        .is_some_and(|spec| spec.holder_identity.as_deref() == Some(identity))
-        && expiry(lease).is_some_and(|expiry| expiry > now)
+/// Until when `lease` says `identity` holds it, seen at `now`: `renewTime + leaseDurationSeconds` when `identity` is
+/// the holder and that is still ahead, else `None` (pure part of the watchdog).
+pub fn held_until(lease: &Lease, identity: &str, now: Timestamp) -> Option<Timestamp> {
+    let spec = lease.spec.as_ref()?;
+    if spec.holder_identity.as_deref() != Some(identity) {
+        return None;
+    }
+    expiry(lease).filter(|expiry| *expiry > now)
 }
 
 /// The Lease's holder, if it names one (`spec.holderIdentity`, an empty string counting as none).
@@ -159,59 +163,103 @@ pub async fn released(client: Client, settings: &LeaseSettings) {
     std::future::pending().await
 }
 
-/// How often the watchdog reads the Lease: a third of the duration, at least every second.
+/// How often the watchdog reads the Lease while no renewal is due: a third of the duration, at least every second.
+/// Also the longest a read may wait for its answer.
 pub fn watchdog_period(settings: &LeaseSettings) -> Duration {
     Duration::from_secs((settings.duration_seconds / 3).max(1))
 }
 
-/// Reads the Lease, giving up after one [`watchdog_period`]: a stalled connection (no error, no answer) counts as a
-/// failed read, so the watchdog cannot hang on it while the Lease expires.
+/// How often the watchdog reads the Lease once its renewal is due (`grace` seconds before the expiry, when the lease
+/// manager renews): a fifth of the grace, between 100 ms and 1 s, so a renewal is read back well before the expiry.
+fn renewal_poll(settings: &LeaseSettings) -> Duration {
+    (Duration::from_secs(settings.grace_seconds) / 5)
+        .clamp(Duration::from_millis(100), Duration::from_secs(1))
+}
+
+/// Time left until `expiry` at `now`; `None` once it has passed.
+fn left(expiry: Timestamp, now: Timestamp) -> Option<Duration> {
+    Duration::try_from(expiry.duration_since(now))
+        .ok()
+        .filter(|left| !left.is_zero())
+}
+
+/// How long the watchdog waits before its next read, given the expiry its reads last proved (pure part of [`lost`]):
+/// one [`watchdog_period`] while the renewal is not due, the first read a [`renewal_poll`] step after it is due,
+/// then one such step at a time; never past the expiry. `None` once the expiry has passed: the process can no
+/// longer prove it holds the Lease, and a standby may take it now (kube-lease-manager takes a Lease whose
+/// `renewTime + leaseDurationSeconds` is behind its own clock).
+pub fn next_read(expiry: Timestamp, now: Timestamp, settings: &LeaseSettings) -> Option<Duration> {
+    let left = left(expiry, now)?;
+    let step = renewal_poll(settings);
+    let wait = match left.checked_sub(Duration::from_secs(settings.grace_seconds)) {
+        Some(until_due) if !until_due.is_zero() => watchdog_period(settings).min(until_due + step),
+        _ => step,
+    };
+    Some(wait.min(left))
+}
+
+/// Reads the Lease, giving up after `timeout`: a stalled connection (no error, no answer) counts as a failed read,
+/// so neither caller can hang on it.
 ///
 /// # Errors
-/// The API error, or that no answer came within the period.
-async fn read(leases: &Api<Lease>, settings: &LeaseSettings) -> anyhow::Result<Lease> {
-    let period = watchdog_period(settings);
-    match tokio::time::timeout(period, leases.get(&settings.name)).await {
+/// The API error, or that no answer came within `timeout`.
+async fn read(leases: &Api<Lease>, name: &str, timeout: Duration) -> anyhow::Result<Lease> {
+    match tokio::time::timeout(timeout, leases.get(name)).await {
         Ok(read) => Ok(read?),
-        Err(_) => anyhow::bail!("no answer within {} s", period.as_secs()),
+        Err(_) => anyhow::bail!("no answer within {} ms", timeout.as_millis()),
     }
 }
 
-/// Completes once the Lease, read back from the API server, proves this process holds it.
+/// Completes once the Lease, read back from the API server, proves this process holds it; returns the expiry that
+/// read proved (`renewTime + leaseDurationSeconds`), where [`lost`] starts.
 ///
 /// The lease manager keeps reporting "leading" while its renewals fail (e.g. the API server is unreachable), so the
 /// runtime confirms before starting controllers and watches with [`lost`] while they run.
-pub async fn confirmed(client: Client, settings: &LeaseSettings) {
+pub async fn confirmed(client: Client, settings: &LeaseSettings) -> Timestamp {
     let leases: Api<Lease> = Api::namespaced(client, &settings.namespace);
+    let period = watchdog_period(settings);
     loop {
-        if let Ok(lease) = read(&leases, settings).await
-            && holds(&lease, &settings.identity, Timestamp::now())
+        if let Ok(lease) = read(&leases, &settings.name, period).await
+            && let Some(expiry) = held_until(&lease, &settings.identity, Timestamp::now())
         {
-            return;
+            return expiry;
         }
-        tokio::time::sleep(watchdog_period(settings)).await;
+        tokio::time::sleep(period).await;
     }
 }
 
-/// Watchdog: completes when this process can no longer prove it holds the Lease: another holder or an expired
-/// renewal is read back, or no read was answered for a whole lease duration (each read waits one watchdog period
-/// at most, so a stalled connection counts). Reads only, never writes.
-pub async fn lost(client: Client, settings: &LeaseSettings) {
+/// Watchdog: completes when this process can no longer prove it holds the Lease, at the latest at the expiry its
+/// reads last proved (`expiry`, then each renewal read back): another holder or an expired renewal is read back, or
+/// no read proved a renewal before that expiry (each read waits until the expiry at most, so a stalled connection
+/// counts). So a leader cut off from the API server stops by the time a standby may take the Lease over, not a
+/// whole lease duration after its last answered read. Reads only, never writes; times are this process's clock,
+/// which also wrote `renewTime` (see [`next_read`] for the cadence).
+pub async fn lost(client: Client, settings: &LeaseSettings, mut expiry: Timestamp) {
     let leases: Api<Lease> = Api::namespaced(client, &settings.namespace);
-    let duration = Duration::from_secs(settings.duration_seconds);
-    let mut last_proof = Instant::now();
+    let period = watchdog_period(settings);
+    let mut failure: Option<anyhow::Error> = None;
     loop {
-        tokio::time::sleep(watchdog_period(settings)).await;
-        match read(&leases, settings).await {
-            Ok(lease) if holds(&lease, &settings.identity, Timestamp::now()) => {
-                last_proof = Instant::now()
-            }
-            Ok(_) => return,
-            Err(error) if last_proof.elapsed() >= duration => {
-                tracing::warn!(%error, "cannot confirm the lease for a whole lease duration");
-                return;
-            }
-            Err(_) => {}
+        let Some(wait) = next_read(expiry, Timestamp::now(), settings) else {
+            let error = failure.map_or_else(
+                || "no read proved a renewal".to_owned(),
+                |e| format!("{e:#}"),
+            );
+            tracing::warn!(%error, %expiry, "cannot confirm the lease before it expires");
+            return;
+        };
+        tokio::time::sleep(wait).await;
+        let Some(timeout) = left(expiry, Timestamp::now()) else {
+            continue;
+        };
+        match read(&leases, &settings.name, timeout.min(period)).await {
+            Ok(lease) => match held_until(&lease, &settings.identity, Timestamp::now()) {
+                Some(renewed) => {
+                    expiry = expiry.max(renewed);
+                    failure = None;
+                }
+                None => return,
+            },
+            Err(error) => failure = Some(error),
         }
     }
 }
@@ -235,12 +283,65 @@ mod tests {
     }
 
     #[test]
-    fn holds_only_as_holder_before_expiry() {
+    fn held_only_as_holder_before_expiry() {
         let now = Timestamp::from_second(1_000).unwrap();
-        assert!(holds(&lease("me", 990, 15), "me", now));
-        assert!(!holds(&lease("me", 980, 15), "me", now), "expired");
-        assert!(!holds(&lease("other", 999, 15), "me", now));
-        assert!(!holds(&Lease::default(), "me", now));
+        assert_eq!(
+            held_until(&lease("me", 990, 15), "me", now),
+            Some(Timestamp::from_second(1_005).unwrap())
+        );
+        assert_eq!(
+            held_until(&lease("me", 985, 15), "me", now),
+            None,
+            "expired"
+        );
+        assert_eq!(held_until(&lease("other", 999, 15), "me", now), None);
+        assert_eq!(held_until(&Lease::default(), "me", now), None);
+    }
+
+    fn settings(duration_seconds: u64, grace_seconds: u64) -> LeaseSettings {
+        LeaseSettings {
+            name: "fleet".into(),
+            namespace: "default".into(),
+            identity: "me".into(),
+            duration_seconds,
+            grace_seconds,
+        }
+    }
+
+    #[test]
+    fn the_watchdog_reads_each_period_then_often_once_the_renewal_is_due_and_never_past_the_expiry()
+    {
+        let at = |millis: i64| Timestamp::from_millisecond(millis).unwrap();
+        let ms = Duration::from_millis;
+        // The defaults: 15 s lease, renewed 5 s before expiry; read every 5 s, every 1 s once the renewal is due.
+        let defaults = settings(15, 5);
+        let expiry = at(15_000);
+        assert_eq!(next_read(expiry, at(0), &defaults), Some(ms(5_000)));
+        assert_eq!(
+            next_read(expiry, at(7_000), &defaults),
+            Some(ms(4_000)),
+            "the first read one step after the renewal is due (10 s)"
+        );
+        assert_eq!(next_read(expiry, at(10_500), &defaults), Some(ms(1_000)));
+        assert_eq!(
+            next_read(expiry, at(14_600), &defaults),
+            Some(ms(400)),
+            "never past the expiry"
+        );
+        assert_eq!(next_read(expiry, at(15_000), &defaults), None, "expired");
+        assert_eq!(next_read(expiry, at(20_000), &defaults), None);
+        // The drills' 4 s lease, renewed 1 s before expiry: read every 1 s, every 200 ms once the renewal is due.
+        let short = settings(4, 1);
+        let expiry = at(4_000);
+        assert_eq!(next_read(expiry, at(0), &short), Some(ms(1_000)));
+        assert_eq!(next_read(expiry, at(2_500), &short), Some(ms(700)));
+        assert_eq!(next_read(expiry, at(3_100), &short), Some(ms(200)));
+        assert_eq!(next_read(expiry, at(3_950), &short), Some(ms(50)));
+        // A long grace polls at most every second.
+        assert_eq!(
+            next_read(at(600_000), at(590_000), &settings(600, 200)),
+            Some(ms(1_000))
+        );
     }
 
     #[test]

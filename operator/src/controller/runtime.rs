@@ -171,11 +171,11 @@ pub async fn run(
             continue;
         }
         // The lease manager may report leading while its renewals fail: read the Lease back first.
-        tokio::select! {
+        let expiry = tokio::select! {
             () = &mut shutdown => break Ok(()),
-            () = leader::confirmed(ctx.client.clone(), &lease) => {}
+            expiry = leader::confirmed(ctx.client.clone(), &lease) => expiry,
             _ = leading.wait_for(|l| !*l) => continue,
-        }
+        };
         ctx.health.set_leading(true);
         tracing::info!(identity = %lease.identity, "acquired the lease: starting controllers");
         let (stop, running) = start(&ctx, &controllers);
@@ -183,7 +183,7 @@ pub async fn run(
         // Leading: until the Lease is lost or the shutdown.
         let outcome = tokio::select! {
             () = &mut shutdown => Some(Ok(())),
-            () = leader::lost(ctx.client.clone(), &lease) => None,
+            () = leader::lost(ctx.client.clone(), &lease, expiry) => None,
             lost = leading.wait_for(|l| !*l) => match lost {
                 Ok(_) => None,
                 Err(_) => {
