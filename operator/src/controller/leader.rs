@@ -170,7 +170,8 @@ pub fn watchdog_period(settings: &LeaseSettings) -> Duration {
 }
 
 /// How often the watchdog reads the Lease once its renewal is due (`grace` seconds before the expiry, when the lease
-/// manager renews): a fifth of the grace, between 100 ms and 1 s, so a renewal is read back well before the expiry.
+/// manager renews): a fifth of the grace, at most 1 s (0.2 s with the smallest grace, 1 s), so a renewal is read back
+/// well before the expiry.
 fn renewal_poll(settings: &LeaseSettings) -> Duration {
     (Duration::from_secs(settings.grace_seconds) / 5)
         .clamp(Duration::from_millis(100), Duration::from_secs(1))
@@ -198,6 +199,24 @@ pub fn next_read(expiry: Timestamp, now: Timestamp, settings: &LeaseSettings) ->
     Some(wait.min(left))
 }
 
+/// How long the watchdog's read at `now` may wait for its answer (pure part of [`lost`]): never past the expiry, nor
+/// past one [`renewal_poll`] step after the renewal is due, and once it is due two steps at most, so a read that hangs
+/// on a stalled connection is given up and tried again in time instead of using up the renewal window; `None` once
+/// the expiry has passed.
+pub fn read_timeout(
+    expiry: Timestamp,
+    now: Timestamp,
+    settings: &LeaseSettings,
+) -> Option<Duration> {
+    let left = left(expiry, now)?;
+    let step = renewal_poll(settings);
+    let cap = match left.checked_sub(Duration::from_secs(settings.grace_seconds)) {
+        Some(until_due) if !until_due.is_zero() => watchdog_period(settings).min(until_due + step),
+        _ => 2 * step,
+    };
+    Some(cap.min(left))
+}
+
 /// Reads the Lease, giving up after `timeout`: a stalled connection (no error, no answer) counts as a failed read,
 /// so neither caller can hang on it.
 ///
@@ -210,8 +229,9 @@ async fn read(leases: &Api<Lease>, name: &str, timeout: Duration) -> anyhow::Res
     }
 }
 
-/// Completes once the Lease, read back from the API server, proves this process holds it; returns the expiry that
-/// read proved (`renewTime + leaseDurationSeconds`), where [`lost`] starts.
+/// Completes once the Lease, read back from the API server, proves this process holds it with more than two
+/// [`renewal_poll`] steps left (so controllers do not start only to be stopped at once); returns the expiry that read
+/// proved (`renewTime + leaseDurationSeconds`), where [`lost`] starts.
 ///
 /// The lease manager keeps reporting "leading" while its renewals fail (e.g. the API server is unreachable), so the
 /// runtime confirms before starting controllers and watches with [`lost`] while they run.
@@ -221,6 +241,7 @@ pub async fn confirmed(client: Client, settings: &LeaseSettings) -> Timestamp {
     loop {
         if let Ok(lease) = read(&leases, &settings.name, period).await
             && let Some(expiry) = held_until(&lease, &settings.identity, Timestamp::now())
+            && left(expiry, Timestamp::now()).is_some_and(|left| left > 2 * renewal_poll(settings))
         {
             return expiry;
         }
@@ -229,14 +250,15 @@ pub async fn confirmed(client: Client, settings: &LeaseSettings) -> Timestamp {
 }
 
 /// Watchdog: completes when this process can no longer prove it holds the Lease, at the latest at the expiry its
-/// reads last proved (`expiry`, then each renewal read back): another holder or an expired renewal is read back, or
-/// no read proved a renewal before that expiry (each read waits until the expiry at most, so a stalled connection
-/// counts). So a leader cut off from the API server stops by the time a standby may take the Lease over, not a
-/// whole lease duration after its last answered read. Reads only, never writes; times are this process's clock,
-/// which also wrote `renewTime` (see [`next_read`] for the cadence).
+/// reads last proved (`expiry`, then the one each read shows, even an earlier one: kube-lease-manager renews with a
+/// patch that has no precondition, so a renewal delayed by a partition can set a later holder's `renewTime` back, and
+/// standbys judge by what the Lease says): another holder or an expired renewal is read back, or no read proved a
+/// renewal before that expiry (no read waits past it, see [`read_timeout`], so a stalled connection counts). So a leader cut off from the API server stops by the time a standby may take the Lease over, not a
+/// whole lease duration after its last answered read. Writes it already sent over a stalled connection may still land
+/// when the connection recovers; nothing here can recall them. Reads only, never writes; times are this process's
+/// clock, which also wrote `renewTime` (see [`next_read`] for the cadence).
 pub async fn lost(client: Client, settings: &LeaseSettings, mut expiry: Timestamp) {
     let leases: Api<Lease> = Api::namespaced(client, &settings.namespace);
-    let period = watchdog_period(settings);
     let mut failure: Option<anyhow::Error> = None;
     loop {
         let Some(wait) = next_read(expiry, Timestamp::now(), settings) else {
@@ -248,16 +270,22 @@ pub async fn lost(client: Client, settings: &LeaseSettings, mut expiry: Timestam
             return;
         };
         tokio::time::sleep(wait).await;
-        let Some(timeout) = left(expiry, Timestamp::now()) else {
+        let Some(timeout) = read_timeout(expiry, Timestamp::now(), settings) else {
             continue;
         };
-        match read(&leases, &settings.name, timeout.min(period)).await {
+        match read(&leases, &settings.name, timeout).await {
             Ok(lease) => match held_until(&lease, &settings.identity, Timestamp::now()) {
                 Some(renewed) => {
-                    expiry = expiry.max(renewed);
+                    expiry = renewed;
                     failure = None;
                 }
-                None => return,
+                None => {
+                    let spec = lease.spec.unwrap_or_default();
+                    let holder = spec.holder_identity.unwrap_or_default();
+                    let renewed = spec.renew_time.map(|t| t.0.to_string()).unwrap_or_default();
+                    tracing::warn!(%holder, %renewed, "the lease read back is not ours or has expired");
+                    return;
+                }
             },
             Err(error) => failure = Some(error),
         }
@@ -337,6 +365,22 @@ mod tests {
         assert_eq!(next_read(expiry, at(2_500), &short), Some(ms(700)));
         assert_eq!(next_read(expiry, at(3_100), &short), Some(ms(200)));
         assert_eq!(next_read(expiry, at(3_950), &short), Some(ms(50)));
+        // Reads wait until one step after the renewal is due at most, then two steps, never past the expiry.
+        assert_eq!(read_timeout(at(15_000), at(0), &defaults), Some(ms(5_000)));
+        assert_eq!(
+            read_timeout(at(15_000), at(8_000), &defaults),
+            Some(ms(3_000))
+        );
+        assert_eq!(
+            read_timeout(at(15_000), at(10_000), &defaults),
+            Some(ms(2_000))
+        );
+        assert_eq!(
+            read_timeout(at(15_000), at(14_500), &defaults),
+            Some(ms(500))
+        );
+        assert_eq!(read_timeout(at(15_000), at(15_000), &defaults), None);
+        assert_eq!(read_timeout(at(4_000), at(3_100), &short), Some(ms(400)));
         // A long grace polls at most every second.
         assert_eq!(
             next_read(at(600_000), at(590_000), &settings(600, 200)),
