@@ -230,3 +230,72 @@ resource "modelfleet_training" "big" {{
     assert!(text.contains("must be replaced"), "{text}");
     tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
 }
+
+/// `pod_security` (docs/security.md): applied as written and planned clean; `run_as_user = 0` under
+/// `level = "restricted"` is refused by `terraform plan` itself (the CRD's rule, evaluated by the provider) naming the
+/// block, with the run untouched; another user replaces the run (the pod template of a TrainingRun is immutable).
+#[tokio::test]
+async fn pod_security_round_trips_and_root_under_restricted_is_refused_at_plan() {
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-train-pss")
+        .await
+        .expect("namespace with the CRDs");
+    let ns = ns.name().to_string();
+    let main_tf = |user: u32| {
+        format!(
+            r#"
+terraform {{
+  required_providers {{
+    modelfleet = {{ source = "modelfleet/modelfleet" }}
+  }}
+}}
+variable "kubeconfig_path" {{
+  type = string
+}}
+variable "namespace" {{
+  type = string
+}}
+provider "modelfleet" {{
+  kubeconfig_path = var.kubeconfig_path
+  namespace       = var.namespace
+}}
+resource "modelfleet_training" "locked" {{
+  name = "locked"
+  container {{
+    image = "modelfleet.local/sim:never"
+  }}
+  pod_security {{
+    level       = "restricted"
+    run_as_user = {user}
+    fs_group    = 65532
+  }}
+}}
+"#
+        )
+    };
+    let tf = terraform(&cluster, &ns, &main_tf(65532), "");
+    tf.apply().unwrap();
+    assert_eq!(
+        run_json(&cluster, &ns, "locked")["spec"]["podSecurity"],
+        serde_json::json!({"level": "restricted", "runAsUser": 65532, "fsGroup": 65532})
+    );
+    plan(&tf, 0, "right after apply");
+    tf.write("main.tf", &main_tf(0)).unwrap();
+    let refused = format!(
+        "{:#}",
+        tf.plan_exit_code().expect_err("root under restricted")
+    );
+    assert!(
+        refused.contains("Invalid pod_security.run_as_user") && refused.contains("0 is root"),
+        "{refused}"
+    );
+    assert_eq!(
+        run_json(&cluster, &ns, "locked")["spec"]["podSecurity"]["runAsUser"],
+        65532
+    );
+    tf.write("main.tf", &main_tf(1000)).unwrap();
+    let text = plan(&tf, 2, "another user");
+    assert!(text.contains("must be replaced"), "{text}");
+    tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
+}

@@ -2,7 +2,8 @@
 //!
 //! * Pod Security admission (built into kube-apiserver) on namespaces labelled `pod-security.kubernetes.io/enforce`:
 //!   with `baseline` the ReplicaSet controller creates the InferenceService's pods (no `FailedCreate`); with
-//!   `restricted` it is refused, and the refusal names exactly the settings docs/security.md lists as missing.
+//!   `restricted` it is refused, and the refusal names exactly the settings docs/security.md lists as missing, unless
+//!   the object asks for `podSecurity.level: restricted`: then its pods are admitted (InferenceService and TrainingRun).
 //! * The pods carry no ServiceAccount token: `automountServiceAccountToken: false` and no projected token volume.
 //! * An InferenceService cannot smuggle a privileged container, hostPath, hostNetwork or hostPID: the CRD has no such
 //!   fields, so a strict server-side apply is refused naming them, a non-strict one has them pruned, and the
@@ -11,6 +12,7 @@
 use std::time::Duration;
 
 use acceptance_tests::inference::{api, apply, isvc_resource, operator};
+use acceptance_tests::modelfleet::create;
 use acceptance_tests::{Cluster, wait_for};
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -168,6 +170,88 @@ async fn restricted_refuses_exactly_the_settings_the_docs_list() {
         "volume types",
     ] {
         assert!(!message.contains(baseline), "{baseline} in: {message}");
+    }
+}
+
+/// `podSecurity.level: restricted` (docs/security.md): in a namespace enforcing `restricted`, the pods of an
+/// InferenceService (through its ReplicaSet) and of a TrainingRun (through its Job) are admitted, each with an init
+/// container, and carry the four settings and the user asked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_restricted_level_is_admitted_under_restricted() {
+    let cluster = Cluster::for_tests();
+    let ns = labelled_namespace(&cluster, "sec-pss-opt-in", "restricted").await;
+    let client = cluster.client().await.unwrap();
+    let _operator = operator(&cluster, ns.name(), &[]).unwrap();
+    let security = json!({"level": "restricted", "runAsUser": 65532, "fsGroup": 65532});
+    let init = json!([{"name": "fetch", "image": "hashicorp/http-echo:1.0", "args": ["-version"]}]);
+    let mut spec = echo();
+    spec["podSecurity"] = security.clone();
+    spec["initContainers"] = init.clone();
+    apply(&api(&client, ns.name(), &isvc_resource()), "echo", spec)
+        .await
+        .unwrap();
+    create(
+        &client,
+        ns.name(),
+        json!({
+            "apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun", "metadata": {"name": "train"},
+            "spec": {
+                "container": {"image": "modelfleet.local/sim:never"},
+                "initContainers": init,
+                "podSecurity": security,
+            },
+        }),
+    )
+    .await
+    .unwrap();
+    let pods = Api::<Pod>::namespaced(client.clone(), ns.name());
+    let owners = |pod: &Pod| -> Vec<String> {
+        pod.metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .map(|o| o.kind.clone())
+            .collect()
+    };
+    let admitted = wait_for(
+        "pods of the ReplicaSet and of the Job",
+        Duration::from_secs(90),
+        || async {
+            let list = pods.list(&ListParams::default()).await?.items;
+            let kinds: Vec<String> = list.iter().flat_map(owners).collect();
+            let both = kinds.iter().any(|k| k == "ReplicaSet") && kinds.iter().any(|k| k == "Job");
+            Ok(both.then_some(list))
+        },
+    )
+    .await;
+    let failures = replica_failures(&client, ns.name()).await;
+    let admitted = admitted.unwrap_or_else(|e| panic!("{e:#}; ReplicaSet failures: {failures:?}"));
+    assert_eq!(failures, Vec::<String>::new());
+    for pod in &admitted {
+        assert_unprivileged(pod);
+        let spec = pod.spec.as_ref().unwrap();
+        let context = spec.security_context.clone().unwrap_or_default();
+        assert_eq!(
+            (
+                context.run_as_user,
+                context.fs_group,
+                context.run_as_non_root
+            ),
+            (Some(65532), Some(65532), Some(true))
+        );
+        for container in spec
+            .containers
+            .iter()
+            .chain(spec.init_containers.iter().flatten())
+        {
+            let context = container.security_context.clone().unwrap_or_default();
+            assert_eq!(
+                context.allow_privilege_escalation,
+                Some(false),
+                "{}",
+                container.name
+            );
+        }
     }
 }
 

@@ -301,6 +301,81 @@ fn owner_reference_labels_and_token_defaults() {
     assert!(main.readiness_probe.is_some());
 }
 
+/// `podSecurity` (docs/security.md, "Pod Security Standards"): absent or `baseline` sets no security context; the
+/// user and groups go to the pod; `restricted` adds exactly the four settings the restricted level requires, on the
+/// pod and on every container (init containers too), for both kinds.
+#[test]
+fn pod_security_levels_render_the_settings_they_promise() {
+    use k8s_openapi::api::core::v1::Container;
+    let init = "  initContainers: [{name: fetch, image: img}]\n";
+    let pod_of = |security: &str| -> [PodSpec; 2] {
+        let isvc = inference(&isvc(&format!("{BASE}{init}{security}")), &config()).unwrap();
+        let run = training(&run(&format!("{RUN}{init}{security}")), &[], &config()).unwrap();
+        [
+            isvc.children
+                .deployment
+                .spec
+                .unwrap()
+                .template
+                .spec
+                .unwrap(),
+            run.children.job.spec.unwrap().template.spec.unwrap(),
+        ]
+    };
+    let containers = |pod: &PodSpec| -> Vec<Container> {
+        pod.containers
+            .iter()
+            .chain(pod.init_containers.iter().flatten())
+            .cloned()
+            .collect()
+    };
+    for pod in pod_of("")
+        .iter()
+        .chain(&pod_of("  podSecurity: {level: baseline}\n"))
+    {
+        assert_eq!(pod.security_context, None);
+        assert!(containers(pod).iter().all(|c| c.security_context.is_none()));
+    }
+    for pod in pod_of("  podSecurity: {runAsUser: 1000, runAsGroup: 2000, fsGroup: 3000}\n") {
+        let context = pod.security_context.clone().unwrap();
+        assert_eq!(
+            (context.run_as_user, context.run_as_group, context.fs_group),
+            (Some(1000), Some(2000), Some(3000))
+        );
+        assert_eq!(
+            (context.run_as_non_root, context.seccomp_profile),
+            (None, None)
+        );
+        assert!(
+            containers(&pod)
+                .iter()
+                .all(|c| c.security_context.is_none())
+        );
+    }
+    for pod in pod_of("  podSecurity: {level: restricted, runAsUser: 65532}\n") {
+        let context = pod.security_context.clone().unwrap();
+        assert_eq!(context.run_as_user, Some(65532));
+        assert_eq!(context.run_as_non_root, Some(true));
+        assert_eq!(context.seccomp_profile.unwrap().type_, "RuntimeDefault");
+        let containers = containers(&pod);
+        assert_eq!(containers.len(), 2, "main and the init container");
+        for container in containers {
+            let context = container.security_context.unwrap();
+            assert_eq!(
+                context.allow_privilege_escalation,
+                Some(false),
+                "{}",
+                container.name
+            );
+            assert_eq!(
+                context.capabilities.unwrap().drop,
+                Some(vec!["ALL".to_string()])
+            );
+            assert_eq!(context.privileged, None);
+        }
+    }
+}
+
 // Case O-01: long and digit-leading names give valid, distinct child names.
 #[test]
 fn o01_child_names_are_valid_for_their_kind() {

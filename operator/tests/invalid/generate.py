@@ -83,6 +83,7 @@ FULL = {
             },
             "gateway": {"hostnames": ["model.localhost"], "pathPrefix": "/"},
             "schedule": {"suspendAfterIdleSeconds": 600},
+            "podSecurity": {"level": "restricted", "runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000},
         },
     },
     "TrainingRun": {
@@ -102,6 +103,7 @@ FULL = {
             "deadlineSeconds": 60,
             "ttlSecondsAfterFinished": 60,
             "datasets": [{"name": "d", "version": "1", "mountPath": "/d"}],
+            "podSecurity": {"level": "restricted", "runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000},
         },
     },
     "Dataset": {
@@ -172,6 +174,8 @@ def cel_cases():
                       [kv(shape(headDim=None, hiddenSize=10, attentionHeads=4, kvHeads=1))]))
         cases.append((f"{s}-gpu-fit-kv-heads-not-grouped", f"{fs}.kvHeads", "attentionHeads must be a multiple of kvHeads",
                       [kv(shape(attentionHeads=6, kvHeads=4))]))
+        cases.append((f"{s}-pod-security-root-under-restricted", "spec.podSecurity.runAsUser", "0 is root",
+                      [base(kind, podSecurity={"level": "restricted", "runAsUser": 0})]))
         cases.append((f"{s}-gpu-fit-needs-count", "spec.gpu.count", "gpu.count must be at least 1",
                       [base(kind, gpu={"count": 0, "fit": {"modules": [{"name": "m", "weightsGiB": 1, "placement": "sharded"}]}})]))
     i = "InferenceService"
@@ -227,6 +231,7 @@ def cel_cases():
         "ttlSecondsAfterFinished": 120,
         "serviceAccountName": "other",
         "automountServiceAccountToken": True,
+        "podSecurity": {"level": "restricted", "runAsUser": 65532},
         "datasets": [{"name": "d", "version": "2", "mountPath": "/d"}],
     }
     for n, (field, new) in enumerate(sorted(changes.items())):

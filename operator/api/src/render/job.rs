@@ -103,6 +103,7 @@ fn pod(
         budget: facts.budget.as_ref(),
         service_account_name: spec.service_account_name.as_ref(),
         automount_service_account_token: spec.automount_service_account_token,
+        pod_security: spec.pod_security.as_ref(),
         restart_policy: Some("Never"),
         subdomain: run.headless_name.clone(),
     })

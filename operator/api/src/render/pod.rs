@@ -1,18 +1,19 @@
 //! The pod template shared by Deployments and Jobs: containers, env, volumes, GPU placement,
-//! `/dev/shm`, ServiceAccount (DESIGN.md section 3, "Shared pieces").
+//! `/dev/shm`, ServiceAccount, security context (DESIGN.md section 3, "Shared pieces").
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    ConfigMapKeySelector, ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource,
-    EnvVar as KEnvVar, EnvVarSource, PersistentVolumeClaimVolumeSource, PodSpec, Probe,
-    ResourceRequirements, SecretKeySelector, SecretVolumeSource, Volume as KVolume, VolumeMount,
+    Capabilities, ConfigMapKeySelector, ConfigMapVolumeSource, Container, ContainerPort,
+    EmptyDirVolumeSource, EnvVar as KEnvVar, EnvVarSource, PersistentVolumeClaimVolumeSource,
+    PodSecurityContext, PodSpec, Probe, ResourceRequirements, SeccompProfile, SecretKeySelector,
+    SecretVolumeSource, SecurityContext, Volume as KVolume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::RenderError;
 use crate::capacity::{FitBudget, placement};
-use crate::{EnvVar, Gpu, InitContainer, Resources, Volume};
+use crate::{EnvVar, Gpu, InitContainer, PodSecurity, PodSecurityLevel, Resources, Volume};
 
 /// Name of the main container.
 pub(crate) const MAIN_CONTAINER: &str = "main";
@@ -48,6 +49,7 @@ pub(crate) struct PodInputs<'a> {
     pub budget: Option<&'a FitBudget>,
     pub service_account_name: Option<&'a String>,
     pub automount_service_account_token: Option<bool>,
+    pub pod_security: Option<&'a PodSecurity>,
     pub restart_policy: Option<&'static str>,
     pub subdomain: Option<String>,
 }
@@ -197,6 +199,39 @@ fn mounts(inputs: &PodInputs<'_>) -> Mounts {
     }
 }
 
+/// The pod's `securityContext` from `podSecurity`: the user and groups given, and under `restricted` the two
+/// pod-level settings of the restricted Pod Security Standard (`runAsNonRoot: true`, `seccompProfile:
+/// RuntimeDefault`). `None` when nothing is set (the `baseline` default: the image decides).
+fn pod_security_context(security: Option<&PodSecurity>) -> Option<PodSecurityContext> {
+    let security = security?;
+    let restricted = security.level() == PodSecurityLevel::Restricted;
+    let context = PodSecurityContext {
+        run_as_user: security.run_as_user,
+        run_as_group: security.run_as_group,
+        fs_group: security.fs_group,
+        run_as_non_root: restricted.then_some(true),
+        seccomp_profile: restricted.then(|| SeccompProfile {
+            type_: "RuntimeDefault".to_string(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    (context != PodSecurityContext::default()).then_some(context)
+}
+
+/// Every container's `securityContext` under `restricted`: the two container-level settings of the restricted Pod
+/// Security Standard (`allowPrivilegeEscalation: false`, `capabilities.drop: [ALL]`); `None` otherwise.
+fn container_security_context(security: Option<&PodSecurity>) -> Option<SecurityContext> {
+    (security?.level() == PodSecurityLevel::Restricted).then(|| SecurityContext {
+        allow_privilege_escalation: Some(false),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".to_string()]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+}
+
 fn main_container(
     inputs: &PodInputs<'_>,
     mounts: Vec<VolumeMount>,
@@ -216,6 +251,7 @@ fn main_container(
         readiness_probe: main.readiness_probe.clone(),
         startup_probe: main.startup_probe.clone(),
         volume_mounts: (!mounts.is_empty()).then_some(mounts),
+        security_context: container_security_context(inputs.pod_security),
         ..Default::default()
     }
 }
@@ -236,6 +272,7 @@ fn init_containers(inputs: &PodInputs<'_>, mounts: &[VolumeMount]) -> Vec<Contai
                 env: (!env.is_empty()).then_some(env),
                 resources: resources(c.resources.as_ref(), &BTreeMap::new()),
                 volume_mounts: (!mounts.is_empty()).then(|| mounts.to_vec()),
+                security_context: container_security_context(inputs.pod_security),
                 ..Default::default()
             }
         })
@@ -271,6 +308,7 @@ pub(crate) fn pod_spec(inputs: PodInputs<'_>) -> Result<PodSpec, RenderError> {
         ),
         // Service links would inject `<SERVICE>_PORT` variables that some servers misread as config.
         enable_service_links: Some(false),
+        security_context: pod_security_context(inputs.pod_security),
         restart_policy: inputs.restart_policy.map(str::to_string),
         subdomain: inputs.subdomain,
         affinity: gpu_placement.affinity,

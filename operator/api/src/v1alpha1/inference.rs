@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::{EnvVar, Gpu, InitContainer, Intent, Resources, Volume};
+use super::security::PodSecurity;
 
 /// The model a server loads (informational for Model Fleet; injected as environment variables
 /// `MODEL_FLEET_MODEL_NAME`, `MODEL_FLEET_MODEL_REVISION`, `MODEL_FLEET_SERVED_MODEL_NAME`).
@@ -329,6 +330,9 @@ pub struct InferenceServiceSpec {
     /// Mount the ServiceAccount token; absent means false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub automount_service_account_token: Option<bool>,
+    /// Pod Security Standards level of the pods and the user they run as; absent means `baseline`, the image's user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_security: Option<PodSecurity>,
 }
 
 /// Defaults the operator applied, reported so users and Terraform can see effective values.

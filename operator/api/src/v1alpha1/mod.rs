@@ -12,12 +12,14 @@ pub mod dataset;
 pub mod inference;
 mod rules;
 pub mod scheduling;
+pub mod security;
 pub mod training;
 
 pub use common::*;
 pub use dataset::*;
 pub use inference::*;
 pub use scheduling::*;
+pub use security::*;
 pub use training::*;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

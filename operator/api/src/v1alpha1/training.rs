@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{EnvVar, Gpu, InitContainer, Intent, Resources, Volume};
 use super::rules::immutable;
+use super::security::PodSecurity;
 
 /// Fix text for every immutable TrainingRun field.
 const NEW_RUN: &str = "a Job template cannot change, create a new TrainingRun";
@@ -30,6 +31,7 @@ pub const TRAINING_IMMUTABLE_FIELDS: &[&str] = &[
     "ttlSecondsAfterFinished",
     "serviceAccountName",
     "automountServiceAccountToken",
+    "podSecurity",
     "datasets",
 ];
 
@@ -122,6 +124,7 @@ pub struct DatasetRef {
 #[x_kube(validation = immutable("ttlSecondsAfterFinished", "TrainingRun", NEW_RUN))]
 #[x_kube(validation = immutable("serviceAccountName", "TrainingRun", NEW_RUN))]
 #[x_kube(validation = immutable("automountServiceAccountToken", "TrainingRun", NEW_RUN))]
+#[x_kube(validation = immutable("podSecurity", "TrainingRun", NEW_RUN))]
 #[x_kube(validation = immutable("datasets", "TrainingRun", NEW_RUN))]
 pub struct TrainingRunSpec {
     /// `automatic` (absent) or `active` run; `suspended` suspends the Job (resumable).
@@ -177,6 +180,9 @@ pub struct TrainingRunSpec {
     /// Mount the ServiceAccount token; absent means false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub automount_service_account_token: Option<bool>,
+    /// Pod Security Standards level of the pods and the user they run as; absent means `baseline`, the image's user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_security: Option<PodSecurity>,
     /// Datasets the run reads.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 16))]
