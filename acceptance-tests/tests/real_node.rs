@@ -6,7 +6,8 @@
 //! really runs before the main one; the echo InferenceService answers through its Service and has two
 //! endpoints once scaled to 2; a container exiting 1 fails its TrainingRun through `retries`; a
 //! crashed kubelet comes back to a Ready node whose pods never stopped; an image made by
-//! `images/image.sh` from a static binary is pulled from the node's registry and runs.
+//! `images/image.sh` from a static binary is pulled from the node's registry and runs; a run with
+//! `podSecurity.level: restricted` runs as its user with no capability, no_new_privs and a seccomp filter.
 //!
 //! Each test starts its own operator watching only its namespace (as the chart's ClusterRole).
 //! The kubelet test holds the node alone (a write lock) while the others share it.
@@ -424,6 +425,55 @@ async fn a_training_run_sees_its_dataset_read_only_inside_the_container() -> any
         "main",
         &["/echo", "write", "/tmp/scratch.txt", "x"],
     );
+    Ok(())
+}
+
+// `podSecurity.level: restricted` takes effect in a real container (docs/security.md): a process in it (an exec
+// runs with the container's own settings) runs as the given user with the fsGroup among its groups, cannot gain
+// privileges (no_new_privs), has no effective capability and runs under the runtime's default seccomp filter.
+#[tokio::test]
+async fn a_restricted_run_runs_as_its_user_without_privileges_under_seccomp() -> anyhow::Result<()>
+{
+    let _shared = NODE.read().await;
+    let Some(s) = setup("real-pss").await? else {
+        return Ok(());
+    };
+    let ns = s.ns.name();
+    let security =
+        json!({"level": "restricted", "runAsUser": 65532, "runAsGroup": 65532, "fsGroup": 65533});
+    let run = echo_run(
+        "locked",
+        &["/echo", "sleep", "600"],
+        json!({"podSecurity": security}),
+    );
+    create(&s.client, ns, run).await?;
+    wait_run(&s, "locked", "locked Running", |st| {
+        st["phase"] == "Running"
+    })
+    .await?;
+    let pod = pods(&s.client, ns, "locked", true).await?.remove(0);
+    assert_eq!(node_of(&pod), Some(NODE_NAME));
+    let status = exec_ok(
+        &s,
+        &pod_name(&pod),
+        "main",
+        &["/echo", "cat", "/proc/self/status"],
+    );
+    let field = |name: &str| -> Vec<String> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+            .unwrap_or_else(|| panic!("no {name} in /proc/self/status:\n{status}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    assert!(field("Uid").iter().all(|uid| uid == "65532"), "{status}");
+    assert!(field("Gid").iter().all(|gid| gid == "65532"), "{status}");
+    assert!(field("Groups").contains(&"65533".to_string()), "{status}");
+    assert_eq!(field("NoNewPrivs"), ["1"], "{status}");
+    assert_eq!(field("CapEff"), ["0000000000000000"], "{status}");
+    assert_eq!(field("Seccomp"), ["2"], "2 is a seccomp filter: {status}");
     Ok(())
 }
 
