@@ -5,12 +5,14 @@
 //! Stories: the training-with-dataset example applies with `wait_for = "completed"` (phase
 //! Succeeded in state, `job_name` known at plan time), plans clean; `intent` changes in place; an
 //! image change replaces the run; destroy leaves no TrainingRun and no Job. Case P-01 for runs:
-//! `cpu = "1000"` stays as written and rewriting it as `1k` is never a replacement.
+//! `cpu = "1000"` stays as written and rewriting it as `1k` is never a replacement. `pod_security` round-trips,
+//! root under `restricted` is refused at plan, and another user replaces the run.
 
 use std::time::Duration;
 
 use acceptance_tests::cluster::repo_root;
 use acceptance_tests::process::operator_kubeconfig;
+use acceptance_tests::terraform::provider_block;
 use acceptance_tests::{Cluster, OperatorProcess, Terraform, wait_for};
 
 fn operator(cluster: &Cluster, ns: &str) -> OperatorProcess {
@@ -176,24 +178,10 @@ async fn p01_quantities_keep_the_written_form() {
         .await
         .expect("namespace with the CRDs");
     let ns = ns.name().to_string();
+    let provider = provider_block(&cluster.kubeconfig, &ns, "");
     let main_tf = |cpu: &str| {
         format!(
-            r#"
-terraform {{
-  required_providers {{
-    modelfleet = {{ source = "modelfleet/modelfleet" }}
-  }}
-}}
-variable "kubeconfig_path" {{
-  type = string
-}}
-variable "namespace" {{
-  type = string
-}}
-provider "modelfleet" {{
-  kubeconfig_path = var.kubeconfig_path
-  namespace       = var.namespace
-}}
+            r#"{provider}
 resource "modelfleet_training" "big" {{
   name = "big"
   container {{
@@ -206,7 +194,7 @@ resource "modelfleet_training" "big" {{
 "#
         )
     };
-    let tf = terraform(&cluster, &ns, &main_tf("1000"), "");
+    let tf = Terraform::new(&main_tf("1000")).unwrap();
     tf.apply().unwrap();
     assert_eq!(
         run_json(&cluster, &ns, "big")["spec"]["container"]["resources"]["requests"]["cpu"],
@@ -242,24 +230,10 @@ async fn pod_security_round_trips_and_root_under_restricted_is_refused_at_plan()
         .await
         .expect("namespace with the CRDs");
     let ns = ns.name().to_string();
+    let provider = provider_block(&cluster.kubeconfig, &ns, "");
     let main_tf = |user: u32| {
         format!(
-            r#"
-terraform {{
-  required_providers {{
-    modelfleet = {{ source = "modelfleet/modelfleet" }}
-  }}
-}}
-variable "kubeconfig_path" {{
-  type = string
-}}
-variable "namespace" {{
-  type = string
-}}
-provider "modelfleet" {{
-  kubeconfig_path = var.kubeconfig_path
-  namespace       = var.namespace
-}}
+            r#"{provider}
 resource "modelfleet_training" "locked" {{
   name = "locked"
   container {{
@@ -274,7 +248,7 @@ resource "modelfleet_training" "locked" {{
 "#
         )
     };
-    let tf = terraform(&cluster, &ns, &main_tf(65532), "");
+    let tf = Terraform::new(&main_tf(65532)).unwrap();
     tf.apply().unwrap();
     assert_eq!(
         run_json(&cluster, &ns, "locked")["spec"]["podSecurity"],
