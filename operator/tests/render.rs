@@ -343,6 +343,10 @@ fn pod_security_levels_render_the_settings_they_promise() {
             (Some(1000), Some(2000), Some(3000))
         );
         assert_eq!(
+            context.fs_group_change_policy.as_deref(),
+            Some("OnRootMismatch")
+        );
+        assert_eq!(
             (context.run_as_non_root, context.seccomp_profile),
             (None, None)
         );

@@ -231,7 +231,6 @@ def cel_cases():
         "ttlSecondsAfterFinished": 120,
         "serviceAccountName": "other",
         "automountServiceAccountToken": True,
-        "podSecurity": {"level": "restricted", "runAsUser": 65532},
         "datasets": [{"name": "d", "version": "2", "mountPath": "/d"}],
     }
     for n, (field, new) in enumerate(sorted(changes.items())):
@@ -251,6 +250,10 @@ def cel_cases():
             docs = [old, with_spec(old, **{field: new})]
             how = "changed"
         cases.append((f"trun-immutable-{field}-{how}", f"spec.{field}", f"spec.{field} is immutable", docs))
+    # podSecurity: added after creation, the common edit (kept out of the alternation above).
+    without = with_spec(full_t, podSecurity=None)
+    cases.append(("trun-immutable-podSecurity-added", "spec.podSecurity", "spec.podSecurity is immutable",
+                  [without, full_t]))
     d = "Dataset"
     full_d = FULL[d]
     ds_cases = [

@@ -199,7 +199,8 @@ fn mounts(inputs: &PodInputs<'_>) -> Mounts {
     }
 }
 
-/// The pod's `securityContext` from `podSecurity`: the user and groups given, and under `restricted` the two
+/// The pod's `securityContext` from `podSecurity`: the user and groups given (with `fsGroupChangePolicy:
+/// OnRootMismatch` when `fsGroup` is), and under `restricted` the two
 /// pod-level settings of the restricted Pod Security Standard (`runAsNonRoot: true`, `seccompProfile:
 /// RuntimeDefault`). `None` when nothing is set (the `baseline` default: the image decides).
 fn pod_security_context(security: Option<&PodSecurity>) -> Option<PodSecurityContext> {
@@ -209,6 +210,8 @@ fn pod_security_context(security: Option<&PodSecurity>) -> Option<PodSecurityCon
         run_as_user: security.run_as_user,
         run_as_group: security.run_as_group,
         fs_group: security.fs_group,
+        // Without it the kubelet re-owns every file of every writable volume at each start (a model cache too).
+        fs_group_change_policy: security.fs_group.map(|_| "OnRootMismatch".to_string()),
         run_as_non_root: restricted.then_some(true),
         seccomp_profile: restricted.then(|| SeccompProfile {
             type_: "RuntimeDefault".to_string(),

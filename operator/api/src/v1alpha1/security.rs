@@ -7,14 +7,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The Kubernetes Pod Security Standards level the pods meet (`pod-security.kubernetes.io/enforce` on a namespace):
-/// `baseline` (default) sets no security context, the image decides the user; `restricted` sets the four settings
+/// `baseline` (default) adds no setting of its own (only the user and groups given, else the image decides);
+/// `restricted` sets the four settings
 /// that level requires (`allowPrivilegeEscalation: false`, `capabilities.drop: [ALL]`, `runAsNonRoot: true`,
 /// `seccompProfile.type: RuntimeDefault`), and then an image whose user is root or a name needs `runAsUser`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum PodSecurityLevel {
-    /// No `securityContext` is set: the image decides the user (many model-server images run as root). Admitted
-    /// under `baseline`, refused under `restricted`.
+    /// No setting of its own: only the user and groups given are set, else the image decides (many model-server
+    /// images run as root). Admitted under `baseline`, refused under `restricted`.
     #[default]
     Baseline,
     /// Admitted under `restricted`: every container gets `allowPrivilegeEscalation: false` and
@@ -27,7 +28,7 @@ pub enum PodSecurityLevel {
 /// processes (the pod's `securityContext`). Absent means `baseline` with the image's own user.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema, Default)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = Rule::new("!has(self.runAsUser) || self.runAsUser != 0 || !has(self.level) || self.level != 'restricted'").message(Message::Message("podSecurity.runAsUser: 0 is root, which level restricted forbids (runAsNonRoot): set a non-zero UID, e.g. 65532".into())).field_path(".runAsUser"))]
+#[x_kube(validation = Rule::new("!has(self.runAsUser) || self.runAsUser != 0 || !has(self.level) || self.level != 'restricted'").message(Message::Message("podSecurity.runAsUser: 0 is root, which level restricted forbids: set a non-zero UID, e.g. 65532".into())).field_path(".runAsUser"))]
 pub struct PodSecurity {
     /// `baseline` (default) or `restricted`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -40,8 +41,9 @@ pub struct PodSecurity {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 2147483647))]
     pub run_as_group: Option<i64>,
-    /// GID that owns the pod's volumes and is added to every process (pod `securityContext.fsGroup`), so a non-root
-    /// user can write an `emptyDir` or a claim.
+    /// GID added to every process and given the pod's writable volumes (pod `securityContext.fsGroup`), so a non-root
+    /// user can write a claim whose storage driver supports it. Files are re-owned only when the volume's root does
+    /// not match already (`fsGroupChangePolicy: OnRootMismatch`), so a large model cache is not walked at every start.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 2147483647))]
     pub fs_group: Option<i64>,
