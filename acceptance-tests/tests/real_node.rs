@@ -7,7 +7,8 @@
 //! endpoints once scaled to 2; a container exiting 1 fails its TrainingRun through `retries`; a
 //! crashed kubelet comes back to a Ready node whose pods never stopped; an image made by
 //! `images/image.sh` from a static binary is pulled from the node's registry and runs; a run with
-//! `podSecurity.level: restricted` runs as its user with no capability, no_new_privs and a seccomp filter.
+//! `podSecurity.level: restricted` runs as its user with no capability, no_new_privs and a seccomp filter, and
+//! a root image under it stalls with `Ready` naming the kubelet's refusal.
 //!
 //! Each test starts its own operator watching only its namespace (as the chart's ClusterRole).
 //! The kubelet test holds the node alone (a write lock) while the others share it.
@@ -477,6 +478,53 @@ async fn a_restricted_run_runs_as_its_user_without_privileges_under_seccomp() ->
         assert_eq!(field(set), ["0000000000000000"], "{set}: {status}");
     }
     assert_eq!(field("Seccomp"), ["2"], "2 is a seccomp filter: {status}");
+    Ok(())
+}
+
+// `level: restricted` without `runAsUser` for an image that runs as root (our echo image does): the kubelet refuses to
+// start it, and the InferenceService's `Ready` names the pod, the container and the kubelet's reason instead of
+// only "rollout in progress".
+#[tokio::test]
+async fn a_root_image_under_restricted_stalls_and_ready_says_why() -> anyhow::Result<()> {
+    let _shared = NODE.read().await;
+    let Some(s) = setup("real-root").await? else {
+        return Ok(());
+    };
+    let ns = s.ns.name();
+    let service = echo_service("rooted", json!({"podSecurity": {"level": "restricted"}}));
+    create(&s.client, ns, service).await?;
+    let services = modelfleet::api(&s.client, ns, "InferenceService");
+    let message = wait_for(
+        "Ready to name the kubelet's refusal",
+        Duration::from_secs(120),
+        || async {
+            let object = services.get("rooted").await?;
+            let ready = object.data["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|c| c["type"] == "Ready")
+                .cloned()
+                .unwrap_or_default();
+            let message = ready["message"].as_str().unwrap_or_default().to_owned();
+            Ok(message
+                .contains("CreateContainerConfigError")
+                .then_some((ready, message)))
+        },
+    )
+    .await
+    .map_err(|e| e.context(s.operator.log_tail()))?;
+    let (ready, message) = message;
+    assert_eq!(
+        (ready["status"].as_str(), ready["reason"].as_str()),
+        (Some("False"), Some("Progressing"))
+    );
+    assert!(
+        message.starts_with("rollout stalled: pod rooted-")
+            && message.contains("container main: CreateContainerConfigError")
+            && message.contains("runAsNonRoot"),
+        "{message}"
+    );
     Ok(())
 }
 

@@ -2,7 +2,8 @@
 //!
 //! * Pod Security admission (built into kube-apiserver) on namespaces labelled `pod-security.kubernetes.io/enforce`:
 //!   with `baseline` the ReplicaSet controller creates the InferenceService's pods (no `FailedCreate`); with
-//!   `restricted` it is refused, and the refusal names exactly the settings docs/security.md lists as missing, unless
+//!   `restricted` it is refused (the InferenceService's `Ready` says so), and the refusal names exactly the settings
+//!   docs/security.md lists as missing, unless
 //!   the object asks for `podSecurity.level: restricted`: then its pods are admitted (InferenceService and TrainingRun).
 //! * The pods carry no ServiceAccount token: `automountServiceAccountToken: false` and no projected token volume.
 //! * An InferenceService cannot smuggle a privileged container, hostPath, hostNetwork or hostPID: the CRD has no such
@@ -11,7 +12,7 @@
 
 use std::time::Duration;
 
-use acceptance_tests::inference::{api, apply, isvc_resource, operator};
+use acceptance_tests::inference::{api, apply, condition_message, isvc_resource, operator};
 use acceptance_tests::modelfleet::create;
 use acceptance_tests::{Cluster, wait_for};
 use k8s_openapi::api::apps::v1::ReplicaSet;
@@ -171,6 +172,22 @@ async fn restricted_refuses_exactly_the_settings_the_docs_list() {
     ] {
         assert!(!message.contains(baseline), "{baseline} in: {message}");
     }
+    // The InferenceService says why its rollout is stuck (from the Deployment's ReplicaFailure condition).
+    let isvcs = api(&client, ns.name(), &isvc_resource());
+    let ready = wait_for(
+        "Ready to name the refusal",
+        Duration::from_secs(60),
+        || async {
+            let message = condition_message(&isvcs.get("echo").await?, "Ready");
+            Ok(message.contains("violates PodSecurity").then_some(message))
+        },
+    )
+    .await
+    .unwrap();
+    assert!(
+        ready.starts_with("rollout stalled: the ReplicaSet cannot create pods: "),
+        "{ready}"
+    );
 }
 
 /// `podSecurity.level: restricted` (docs/security.md): in a namespace enforcing `restricted`, the pods of an

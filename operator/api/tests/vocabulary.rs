@@ -87,6 +87,7 @@ fn inference_reasons() -> Vec<DesiredCondition> {
     let observed = |deployment, unschedulable, missing: Vec<&'static str>| inference::Observed {
         deployment,
         unschedulable,
+        stalled: None,
         missing,
         route: inference::RouteState::NotRequested,
         scaling: inference::ScalingState::Fixed(1),
@@ -322,6 +323,7 @@ fn inference_paths() -> Vec<DesiredCondition> {
     let observed = |scaling| inference::Observed {
         deployment: None,
         unschedulable: None,
+        stalled: None,
         missing: vec![],
         route: inference::RouteState::NotRequested,
         scaling,

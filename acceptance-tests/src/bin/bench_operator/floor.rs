@@ -136,6 +136,7 @@ async fn reconcile(
     let observed = Observed {
         deployment: Some(&deployment),
         unschedulable: None,
+        stalled: None,
         missing: Vec::new(),
         route: RouteState::Applied {
             status: None,

@@ -16,6 +16,8 @@ pub struct Observed<'a> {
     pub deployment: Option<&'a Deployment>,
     /// The scheduler's message for a pod it cannot place ([`unschedulable_message`]), while not rolled out.
     pub unschedulable: Option<&'a str>,
+    /// Why a pod of the rollout cannot start ([`stalled_pod_message`]), while not rolled out.
+    pub stalled: Option<&'a str>,
     /// Optional APIs the spec needs that the cluster lacks, e.g. `KEDA (keda.sh/v1alpha1 ScaledObject)`.
     pub missing: Vec<&'static str>,
     /// The HTTPRoute.
@@ -174,9 +176,64 @@ pub fn unschedulable_message(pods: &[Pod]) -> Option<String> {
     })
 }
 
+/// Container waiting reasons that mean the container will not start without a change (the kubelet's words): a
+/// configuration the kubelet refuses (e.g. `runAsNonRoot` with an image that runs as root), an image it cannot pull,
+/// a container that keeps crashing.
+const STALLED_REASONS: &[&str] = &[
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "CrashLoopBackOff",
+    "RunContainerError",
+];
+
+/// Why the first pod that cannot start is stuck: `pod POD: container NAME: REASON: MESSAGE` from the first container
+/// (init containers first) waiting for one of the [`STALLED_REASONS`]; `None` when no pod is.
+pub fn stalled_pod_message(pods: &[Pod]) -> Option<String> {
+    pods.iter().find_map(|pod| {
+        let status = pod.status.as_ref()?;
+        let containers = status.init_container_statuses.iter().flatten();
+        containers
+            .chain(status.container_statuses.iter().flatten())
+            .find_map(|c| {
+                let waiting = c.state.as_ref()?.waiting.as_ref()?;
+                let reason = waiting.reason.as_deref()?;
+                STALLED_REASONS.contains(&reason).then(|| {
+                    let pod = pod.metadata.name.as_deref().unwrap_or_default();
+                    match waiting.message.as_deref() {
+                        Some(message) => {
+                            format!("pod {pod}: container {}: {reason}: {message}", c.name)
+                        }
+                        None => format!("pod {pod}: container {}: {reason}", c.name),
+                    }
+                })
+            })
+    })
+}
+
+/// The Deployment's `ReplicaFailure` condition message (the ReplicaSet cannot create pods, e.g. an admission
+/// refusal such as Pod Security or a quota), when it is True.
+fn replica_failure(deployment: &Deployment) -> Option<&str> {
+    deployment
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "ReplicaFailure" && c.status == "True")
+        .map(|c| {
+            c.message
+                .as_deref()
+                .unwrap_or("the ReplicaSet cannot create pods")
+        })
+}
+
 /// `Ready`: True only when the Deployment rolled out the current generation with at least one replica.
 /// Precedence when not ready: Suspended, DependencyMissing, ScaledToZero (only where the autoscaler may hold 0:
-/// never while `active`), Unschedulable, Progressing.
+/// never while `active`), Unschedulable, Progressing (its message says `rollout stalled` and why when the ReplicaSet
+/// cannot create pods or a pod cannot start, else the counts).
 pub fn ready(intent: Intent, observed: &Observed<'_>) -> DesiredCondition {
     let (deployment, unschedulable, missing) = (
         observed.deployment,
@@ -224,6 +281,15 @@ pub fn ready(intent: Intent, observed: &Observed<'_>) -> DesiredCondition {
     }
     if let Some(message) = unschedulable {
         return not_ready(Reason::Unschedulable, message.to_owned());
+    }
+    if let Some(failure) = replica_failure(deployment) {
+        return not_ready(
+            Reason::Progressing,
+            format!("rollout stalled: the ReplicaSet cannot create pods: {failure}"),
+        );
+    }
+    if let Some(message) = observed.stalled {
+        return not_ready(Reason::Progressing, format!("rollout stalled: {message}"));
     }
     let status = deployment.status.clone().unwrap_or_default();
     not_ready(

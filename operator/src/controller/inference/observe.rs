@@ -20,6 +20,7 @@ use crate::controller::reconcile::Owner;
 #[derive(Debug)]
 pub(super) struct Observations {
     unschedulable: Option<String>,
+    stalled: Option<String>,
     missing: Vec<&'static str>,
     gateway_not_found: Option<String>,
     unreachable_from_zero: Option<String>,
@@ -68,6 +69,7 @@ impl Observations {
         Observed {
             deployment: applied.deployment.as_ref(),
             unschedulable: self.unschedulable.as_deref(),
+            stalled: self.stalled.as_deref(),
             missing: self.missing.clone(),
             route,
             scaling,
@@ -87,11 +89,15 @@ pub(super) async fn observe_children(
     applied: &Applied,
     deps: Dependencies,
 ) -> Result<Observations> {
-    let unschedulable = match &applied.deployment {
+    let (unschedulable, stalled) = match &applied.deployment {
         Some(d) if status::needs_pod_scan(d, applied.deployment_created) => {
-            unschedulable_pods(ctx, owner).await?
+            let pods = pods_of(ctx, owner).await?;
+            (
+                status::unschedulable_message(&pods),
+                status::stalled_pod_message(&pods),
+            )
         }
-        _ => None,
+        _ => (None, None),
     };
     let mut missing = Vec::new();
     if children.scaled_object.is_some() && !deps.keda {
@@ -116,6 +122,7 @@ pub(super) async fn observe_children(
         .map(|p| (p.namespace.clone(), p.name.clone()));
     let mut observations = Observations {
         unschedulable,
+        stalled,
         missing,
         gateway_not_found: None,
         unreachable_from_zero: status::scale_from_zero_warning(&isvc.spec),
@@ -155,14 +162,15 @@ async fn missing_gateway(
     Ok(found.is_none().then(|| format!("{namespace}/{name}")))
 }
 
-async fn unschedulable_pods(ctx: &Context, owner: &Owner) -> Result<Option<String>> {
+/// The pods of the InferenceService (by its label), for the scheduler's and the kubelet's complaints.
+async fn pods_of(ctx: &Context, owner: &Owner) -> Result<Vec<Pod>> {
     let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &owner.namespace);
     let selector = format!("{LABEL_INFERENCE}={}", label_value(&owner.name));
     let list = pods
         .list(&ListParams::default().labels(&selector))
         .await
         .map_err(|e| Error::fetch(format!("pods of {}/{}", owner.namespace, owner.name), e))?;
-    Ok(status::unschedulable_message(&list.items))
+    Ok(list.items)
 }
 
 fn gateway_resource() -> ApiResource {

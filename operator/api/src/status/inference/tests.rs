@@ -1,7 +1,10 @@
 use super::*;
 use crate::{InferenceServiceSpec, Replicas, Scaling, Trigger};
-use k8s_openapi::api::apps::v1::{DeploymentSpec, DeploymentStatus};
-use k8s_openapi::api::core::v1::{PodCondition, PodStatus};
+use k8s_openapi::api::apps::v1::{DeploymentCondition, DeploymentSpec, DeploymentStatus};
+use k8s_openapi::api::core::v1::{
+    ContainerState, ContainerStateWaiting, ContainerStatus, PodCondition, PodStatus,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::json;
 
 fn deployment(
@@ -42,6 +45,7 @@ fn ready(
         &Observed {
             deployment,
             unschedulable,
+            stalled: None,
             missing: missing.to_vec(),
             route: RouteState::NotRequested,
             scaling: ScalingState::Fixed(1),
@@ -133,6 +137,7 @@ fn pods_are_read_only_where_ready_can_use_them() {
     let observed = |unschedulable| Observed {
         deployment: Some(&zero),
         unschedulable,
+        stalled: None,
         missing: Vec::new(),
         route: RouteState::NotRequested,
         scaling: ScalingState::Fixed(0),
@@ -164,6 +169,102 @@ fn finds_unschedulable_pods() {
         Some("0/4 nodes are available")
     );
     assert_eq!(unschedulable_message(&[pod("SchedulingGated")]), None);
+}
+
+/// A rollout whose pods cannot start says why in `Ready` (reason Progressing): the ReplicaSet's refusal (e.g. Pod
+/// Security admission) first, then the first container the kubelet will not start; waiting for an image to be
+/// created or a container starting is not stalled.
+#[test]
+fn a_stalled_rollout_says_why() {
+    let waiting = |name: &str, reason: &str, message: Option<&str>| ContainerStatus {
+        name: name.into(),
+        state: Some(ContainerState {
+            waiting: Some(ContainerStateWaiting {
+                reason: Some(reason.into()),
+                message: message.map(Into::into),
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let pod = |init: Vec<ContainerStatus>, main: Vec<ContainerStatus>| Pod {
+        metadata: ObjectMeta {
+            name: Some("echo-1".into()),
+            ..Default::default()
+        },
+        status: Some(PodStatus {
+            init_container_statuses: Some(init),
+            container_statuses: Some(main),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let refused = "container has runAsNonRoot and image will run as root";
+    let stuck = pod(
+        vec![],
+        vec![waiting("main", "CreateContainerConfigError", Some(refused))],
+    );
+    assert_eq!(
+        stalled_pod_message(&[
+            pod(vec![], vec![waiting("main", "ContainerCreating", None)]),
+            stuck.clone()
+        ])
+        .as_deref(),
+        Some(
+            "pod echo-1: container main: CreateContainerConfigError: container has runAsNonRoot and image will run as root"
+        )
+    );
+    assert_eq!(
+        stalled_pod_message(&[pod(
+            vec![waiting("fetch", "ImagePullBackOff", None)],
+            vec![]
+        )])
+        .as_deref(),
+        Some("pod echo-1: container fetch: ImagePullBackOff")
+    );
+    assert_eq!(
+        stalled_pod_message(&[pod(vec![], vec![waiting("main", "PodInitializing", None)])]),
+        None
+    );
+
+    let rolling = deployment(2, 1, 2, 1, 0, 1);
+    let mut refusing = rolling.clone();
+    let observed = |deployment, stalled| Observed {
+        deployment: Some(deployment),
+        unschedulable: None,
+        stalled,
+        missing: vec![],
+        route: RouteState::NotRequested,
+        scaling: ScalingState::Fixed(1),
+        may_scale_to_zero: false,
+    };
+    let message = stalled_pod_message(&[stuck]).unwrap();
+    let ready = super::ready(Intent::Automatic, &observed(&rolling, Some(&message)));
+    assert_eq!(ready.reason, Reason::Progressing);
+    assert_eq!(ready.message, format!("rollout stalled: {message}"));
+    refusing.status.as_mut().unwrap().conditions = Some(vec![DeploymentCondition {
+        type_: "ReplicaFailure".into(),
+        status: "True".into(),
+        reason: Some("FailedCreate".into()),
+        message: Some(
+            "pods \"echo-1\" is forbidden: violates PodSecurity \"restricted:latest\"".into(),
+        ),
+        ..Default::default()
+    }]);
+    let ready = super::ready(Intent::Automatic, &observed(&refusing, Some(&message)));
+    assert_eq!(
+        ready.message,
+        "rollout stalled: the ReplicaSet cannot create pods: pods \"echo-1\" is forbidden: violates PodSecurity \"restricted:latest\""
+    );
+    assert_eq!(
+        super::ready(
+            Intent::Automatic,
+            &observed(&deployment(2, 1, 2, 1, 1, 1), Some(&message))
+        )
+        .status,
+        ConditionStatus::True,
+        "rolled out: a stuck extra pod does not matter"
+    );
 }
 
 #[test]
@@ -483,6 +584,7 @@ fn zero_replicas_is_scaled_to_zero_only_where_the_autoscaler_may_hold_zero() {
     let observed = |may_scale_to_zero| Observed {
         deployment: Some(&zero),
         unschedulable: None,
+        stalled: None,
         missing: vec![],
         route: RouteState::NotRequested,
         scaling: ScalingState::Fixed(0),
