@@ -190,13 +190,7 @@ fn left(expiry: Timestamp, now: Timestamp) -> Option<Duration> {
 /// longer prove it holds the Lease, and a standby may take it now (kube-lease-manager takes a Lease whose
 /// `renewTime + leaseDurationSeconds` is behind its own clock).
 pub fn next_read(expiry: Timestamp, now: Timestamp, settings: &LeaseSettings) -> Option<Duration> {
-    let left = left(expiry, now)?;
-    let step = renewal_poll(settings);
-    let wait = match left.checked_sub(Duration::from_secs(settings.grace_seconds)) {
-        Some(until_due) if !until_due.is_zero() => watchdog_period(settings).min(until_due + step),
-        _ => step,
-    };
-    Some(wait.min(left))
+    bounded(expiry, now, settings, 1)
 }
 
 /// How long the watchdog's read at `now` may wait for its answer (pure part of [`lost`]): never past the expiry, nor
@@ -208,13 +202,25 @@ pub fn read_timeout(
     now: Timestamp,
     settings: &LeaseSettings,
 ) -> Option<Duration> {
+    bounded(expiry, now, settings, 2)
+}
+
+/// The watchdog's cadence, shared by [`next_read`] and [`read_timeout`]: until the renewal is due, one
+/// [`watchdog_period`] but no later than one [`renewal_poll`] step after it is due; once it is due, `steps_once_due`
+/// steps; never past the expiry (`None` once it has passed).
+fn bounded(
+    expiry: Timestamp,
+    now: Timestamp,
+    settings: &LeaseSettings,
+    steps_once_due: u32,
+) -> Option<Duration> {
     let left = left(expiry, now)?;
     let step = renewal_poll(settings);
-    let cap = match left.checked_sub(Duration::from_secs(settings.grace_seconds)) {
+    let bound = match left.checked_sub(Duration::from_secs(settings.grace_seconds)) {
         Some(until_due) if !until_due.is_zero() => watchdog_period(settings).min(until_due + step),
-        _ => 2 * step,
+        _ => steps_once_due * step,
     };
-    Some(cap.min(left))
+    Some(bound.min(left))
 }
 
 /// Reads the Lease, giving up after `timeout`: a stalled connection (no error, no answer) counts as a failed read,
