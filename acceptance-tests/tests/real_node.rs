@@ -19,6 +19,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use acceptance_tests::cluster::repo_root;
+use acceptance_tests::inference::{condition, condition_message};
 use acceptance_tests::modelfleet::{self, create, example};
 use acceptance_tests::process::operator_kubeconfig;
 use acceptance_tests::real_node::{ECHO_IMAGE, NODE_NAME};
@@ -494,31 +495,20 @@ async fn a_root_image_under_restricted_stalls_and_ready_says_why() -> anyhow::Re
     let service = echo_service("rooted", json!({"podSecurity": {"level": "restricted"}}));
     create(&s.client, ns, service).await?;
     let services = modelfleet::api(&s.client, ns, "InferenceService");
-    let message = wait_for(
+    let (ready, message) = wait_for(
         "Ready to name the kubelet's refusal",
         Duration::from_secs(120),
         || async {
             let object = services.get("rooted").await?;
-            let ready = object.data["status"]["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|c| c["type"] == "Ready")
-                .cloned()
-                .unwrap_or_default();
-            let message = ready["message"].as_str().unwrap_or_default().to_owned();
+            let message = condition_message(&object, "Ready");
             Ok(message
                 .contains("CreateContainerConfigError")
-                .then_some((ready, message)))
+                .then(|| (condition(&object, "Ready"), message)))
         },
     )
     .await
     .map_err(|e| e.context(s.operator.log_tail()))?;
-    let (ready, message) = message;
-    assert_eq!(
-        (ready["status"].as_str(), ready["reason"].as_str()),
-        (Some("False"), Some("Progressing"))
-    );
+    assert_eq!(ready, Some(("False".to_owned(), "Progressing".to_owned())));
     assert!(
         message.starts_with("rollout stalled: pod rooted-")
             && message.contains("container main: CreateContainerConfigError")
