@@ -18,6 +18,9 @@ use acceptance_tests::rbac::{
     http_add_on_rules, kubeconfig_with_exact_rules, lease_rules, operator_rules,
 };
 use acceptance_tests::{Cluster, OperatorProcess, TestNamespace, wait_for};
+use k8s_openapi::api::core::v1::ResourceQuota;
+use kube::Api;
+use kube::api::PostParams;
 use serde_json::{Value, json};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
@@ -30,7 +33,8 @@ fn object(kind: &str, name: &str, spec: Value) -> Value {
 /// and a route on the namespace's Gateway (Deployment, Service, ScaledObject, HTTPRoute, the
 /// Gateway read, events, status), one whose pods cannot be scheduled (the pod list behind
 /// `Unschedulable`), a Dataset on a claim (the claim watch) used by a TrainingRun (Job, the
-/// in-use finalizer).
+/// in-use finalizer), a TrainingRun whose Job a GPU quota refuses (the Job's pods, then its
+/// `FailedCreate` Events).
 async fn exercise(cluster: &Cluster, client: &kube::Client, ns: &str) -> anyhow::Result<()> {
     create_gateway(client, ns).await?;
     let mut served = echo_spec();
@@ -70,6 +74,23 @@ async fn exercise(cluster: &Cluster, client: &kube::Client, ns: &str) -> anyhow:
             "reader",
             json!({"container": {"image": "modelfleet.local/sim:never"},
         "datasets": [{"name": "corpus", "version": "1", "mountPath": "/data/corpus"}]}),
+        ),
+    )
+    .await?;
+    let quota: ResourceQuota = serde_json::from_value(json!({
+        "metadata": {"name": "no-gpus"},
+        "spec": {"hard": {"requests.nvidia.com/gpu": "0"}},
+    }))?;
+    Api::<ResourceQuota>::namespaced(client.clone(), ns)
+        .create(&PostParams::default(), &quota)
+        .await?;
+    create(
+        client,
+        ns,
+        object(
+            "TrainingRun",
+            "refused",
+            json!({"container": {"image": "modelfleet.local/sim:never"}, "gpu": {"count": 1}}),
         ),
     )
     .await?;
@@ -226,6 +247,16 @@ async fn every_rule_of_the_operator_role_is_needed_and_none_is_missing() -> anyh
             .then_some(()))
         },
     )
+    .await
+    .map_err(|e| e.context(full.tail()))?;
+    let runs = api(&client, full.ns.name(), "TrainingRun");
+    wait_for("the refused run to say why", TIMEOUT, || async {
+        let run = runs.get("refused").await?;
+        let message = acceptance_tests::inference::condition_message(&run, "Ready");
+        Ok(message
+            .starts_with("run stalled: the Job cannot create pods: ")
+            .then_some(()))
+    })
     .await
     .map_err(|e| e.context(full.tail()))?;
     let datasets = api(&client, full.ns.name(), "Dataset");

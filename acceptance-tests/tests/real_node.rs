@@ -8,7 +8,8 @@
 //! crashed kubelet comes back to a Ready node whose pods never stopped; an image made by
 //! `images/image.sh` from a static binary is pulled from the node's registry and runs; a run with
 //! `podSecurity.level: restricted` runs as its user with no capability, no_new_privs and a seccomp filter, and
-//! a root image under it stalls with `Ready` naming the kubelet's refusal.
+//! a root image under it stalls with `Ready` naming the kubelet's refusal (an InferenceService's and a
+//! TrainingRun's).
 //!
 //! Each test starts its own operator watching only its namespace (as the chart's ClusterRole).
 //! The kubelet test holds the node alone (a write lock) while the others share it.
@@ -511,6 +512,47 @@ async fn a_root_image_under_restricted_stalls_and_ready_says_why() -> anyhow::Re
     assert_eq!(ready, Some(("False".to_owned(), "Progressing".to_owned())));
     assert!(
         message.starts_with("rollout stalled: pod rooted-")
+            && message.contains("container main: CreateContainerConfigError")
+            && message.contains("runAsNonRoot"),
+        "{message}"
+    );
+    Ok(())
+}
+
+// The same for a TrainingRun: a root image under `restricted` without `runAsUser` waits for the run's deadline (or
+// forever) unless `Ready` says why; it names the Job's pod, the container and the kubelet's reason, phase Pending.
+#[tokio::test]
+async fn a_root_run_under_restricted_stalls_and_ready_says_why() -> anyhow::Result<()> {
+    let _shared = NODE.read().await;
+    let Some(s) = setup("real-root-run").await? else {
+        return Ok(());
+    };
+    let ns = s.ns.name();
+    let run = echo_run(
+        "rooted",
+        &["/echo", "sleep", "600"],
+        json!({"podSecurity": {"level": "restricted"}}),
+    );
+    create(&s.client, ns, run).await?;
+    let runs = modelfleet::api(&s.client, ns, "TrainingRun");
+    let (ready, message, phase) = wait_for(
+        "the run's Ready to name the kubelet's refusal",
+        Duration::from_secs(120),
+        || async {
+            let object = runs.get("rooted").await?;
+            let message = condition_message(&object, "Ready");
+            Ok(message.contains("CreateContainerConfigError").then(|| {
+                let phase = object.data["status"]["phase"].clone();
+                (condition(&object, "Ready"), message, phase)
+            }))
+        },
+    )
+    .await
+    .map_err(|e| e.context(s.operator.log_tail()))?;
+    assert_eq!(ready, Some(("False".to_owned(), "Progressing".to_owned())));
+    assert_eq!(phase, "Pending");
+    assert!(
+        message.starts_with("run stalled: pod rooted-")
             && message.contains("container main: CreateContainerConfigError")
             && message.contains("runAsNonRoot"),
         "{message}"

@@ -2,7 +2,9 @@
 //! example runs to Succeeded on the 80gi node with its Dataset mounted read-only; pods failing past
 //! `retries` end BackoffLimitExceeded; a run past `deadlineSeconds` ends DeadlineExceeded; a Job
 //! template is never touched again (case O-05); suspend, resume and cancel toggle only the Job's
-//! `suspend` through its own field manager (case O-06).
+//! `suspend` through its own field manager (case O-06); a run no node can place says `Unschedulable`
+//! and one whose pods a GPU quota refuses says `run stalled: the Job cannot create pods`, until the
+//! quota allows them.
 //!
 //! One operator process per test, watching only the test's namespace, running as the chart's
 //! ClusterRole. Pod outcomes come from the kwok Stages: `modelfleet.local/sim:fail` fails,
@@ -10,13 +12,14 @@
 
 use std::time::Duration;
 
+use acceptance_tests::inference::{condition, condition_message};
 use acceptance_tests::modelfleet::{self, bound_claim, create, example, reconcile_errors};
 use acceptance_tests::process::OPERATOR_USER;
 use acceptance_tests::{Cluster, OperatorProcess, TestNamespace, wait_for};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::{Pod, ResourceQuota, Service};
 use kube::Api;
-use kube::api::{DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 /// A test namespace with the CRDs installed, an admin client and an operator watching it.
@@ -493,6 +496,133 @@ async fn settled_runs_and_datasets_cost_zero_writes() -> anyhow::Result<()> {
         .map(|e| format!("{} {}", e.verb, e.request_u_r_i))
         .collect();
     assert!(writes.is_empty(), "{writes:#?}");
+    assert_eq!(reconcile_errors(&operator, "TrainingRun")?, 0.0);
+    Ok(())
+}
+
+/// `(Ready status, reason, message, phase)` of run `name` once `accept` holds for its `Ready` message.
+async fn wait_ready_message(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    operator: &OperatorProcess,
+    accept: impl Fn(&str) -> bool,
+) -> anyhow::Result<(Option<(String, String)>, String, Value)> {
+    let runs = modelfleet::api(client, ns, "TrainingRun");
+    wait_for(
+        &format!("{name}'s Ready message"),
+        Duration::from_secs(90),
+        || {
+            let (runs, accept) = (runs.clone(), &accept);
+            async move {
+                let run = runs.get(name).await?;
+                let message = condition_message(&run, "Ready");
+                let phase = run.data["status"]["phase"].clone();
+                Ok(accept(&message).then(|| (condition(&run, "Ready"), message, phase)))
+            }
+        },
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))
+}
+
+// A run whose fit budget only a 141gi card meets (no simulated node has one) waits Pending with
+// `Ready=False, Unschedulable` and the scheduler's own message, as an InferenceService does.
+#[tokio::test]
+async fn a_run_no_node_can_place_says_unschedulable() -> anyhow::Result<()> {
+    let (_cluster, ns, client, operator) = setup("trun-unplaced").await?;
+    let ns = ns.name();
+    let gpu = json!({"gpu": {"count": 1, "fit": {"modules": [
+        {"name": "weights", "weightsGiB": 110, "kvCacheGiB": 8, "placement": "sharded"}]}}});
+    create(
+        &client,
+        ns,
+        run_manifest("huge", "modelfleet.local/sim:never", gpu),
+    )
+    .await?;
+    let (ready, message, phase) = wait_ready_message(&client, ns, "huge", &operator, |m| {
+        m.contains("nodes are available")
+    })
+    .await?;
+    assert_eq!(
+        ready,
+        Some(("False".to_owned(), "Unschedulable".to_owned()))
+    );
+    assert_eq!(phase, "Pending");
+    assert!(
+        message.starts_with("0/"),
+        "the scheduler's message: {message}"
+    );
+    Ok(())
+}
+
+// A namespace's quota on `requests.nvidia.com/gpu` refuses the Job's pods: the Job controller writes
+// that only in `FailedCreate` Events, and `Ready` says it. Once the quota allows the pod, the run
+// starts and the message goes.
+#[tokio::test]
+async fn a_run_a_gpu_quota_refuses_says_so_until_the_quota_allows_it() -> anyhow::Result<()> {
+    let (_cluster, ns, client, operator) = setup("trun-quota").await?;
+    let ns = ns.name();
+    let quotas = Api::<ResourceQuota>::namespaced(client.clone(), ns);
+    let quota = |gpus: &str| -> anyhow::Result<ResourceQuota> {
+        Ok(serde_json::from_value(json!({
+            "metadata": {"name": "gpus"},
+            "spec": {"hard": {"requests.nvidia.com/gpu": gpus}},
+        }))?)
+    };
+    quotas.create(&PostParams::default(), &quota("0")?).await?;
+    // The quota controller must have counted the namespace before the admission check uses it.
+    wait_for(
+        "the quota to be counted",
+        Duration::from_secs(30),
+        || async {
+            let q = quotas.get("gpus").await?;
+            Ok(q.status.and_then(|s| s.hard).is_some().then_some(()))
+        },
+    )
+    .await?;
+    let gpu = json!({"gpu": {"count": 1}});
+    create(
+        &client,
+        ns,
+        run_manifest("capped", "modelfleet.local/sim:never", gpu),
+    )
+    .await?;
+    let (ready, message, phase) = wait_ready_message(&client, ns, "capped", &operator, |m| {
+        m.starts_with("run stalled")
+    })
+    .await?;
+    assert_eq!(ready, Some(("False".to_owned(), "Progressing".to_owned())));
+    assert_eq!(phase, "Pending");
+    assert!(
+        message.starts_with("run stalled: the Job cannot create pods: ")
+            && message.contains("exceeded quota: gpus"),
+        "{message}"
+    );
+
+    quotas
+        .patch(
+            "gpus",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"hard": {"requests.nvidia.com/gpu": "8"}}})),
+        )
+        .await?;
+    let status = wait_for_run(
+        &client,
+        ns,
+        "capped",
+        "capped to run once the quota allows it",
+        Duration::from_secs(120),
+        &operator,
+        phase_is("Running"),
+    )
+    .await?;
+    let ready = status["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(ready["status"], "True", "{status}");
     assert_eq!(reconcile_errors(&operator, "TrainingRun")?, 0.0);
     Ok(())
 }

@@ -207,9 +207,9 @@ fn training_reasons() -> Vec<DesiredCondition> {
     let mut out = Vec::new();
     let mut desired = |r: &TrainingRun, datasets: &[Dataset], j: Option<&Job>| {
         let rendered = render::render_training(r, datasets, &config);
-        out.extend(
-            training::desired(r, &rendered.facts, rendered.children.as_ref().err(), j).conditions,
-        );
+        let children = rendered.children.as_ref().err();
+        let findings = training::PodFindings::default();
+        out.extend(training::desired(r, &rendered.facts, children, j, findings).conditions);
     };
     let plain = run(json!({"container": {"image": "i"}}));
     desired(&plain, &[], Some(&job(false, Some("Failed"))));
@@ -270,10 +270,25 @@ fn training_reasons() -> Vec<DesiredCondition> {
     );
     let effective = schedule.effective(&expired);
     let rendered = render::render_training(&effective, &[], &config);
-    let mut conditions =
-        training::desired(&effective, &rendered.facts, None, Some(&job(true, None))).conditions;
+    let mut conditions = training::desired(
+        &effective,
+        &rendered.facts,
+        None,
+        Some(&job(true, None)),
+        training::PodFindings::default(),
+    )
+    .conditions;
     schedule.annotate(expired.spec.intent, &mut conditions);
     out.extend(conditions);
+    // A run whose pod the scheduler cannot place.
+    let plain = run(json!({"container": {"image": "i"}}));
+    let rendered = render::render_training(&plain, &[], &config);
+    let findings = training::PodFindings {
+        unschedulable: Some("0/3 nodes are available: 3 Insufficient nvidia.com/gpu."),
+        ..Default::default()
+    };
+    let job = job(false, None);
+    out.extend(training::desired(&plain, &rendered.facts, None, Some(&job), findings).conditions);
     out
 }
 

@@ -10,6 +10,8 @@
 //!   touch an existing Job, case O-05). Afterwards only `spec.suspend` is toggled, through its own field manager [`SUSPEND_FIELD_MANAGER`] (`intent: suspended`, `cancel`). A Job the TTL
 //!   controller removed after the run finished is never created again (`status::training::may_create_job`);
 //! - prune: owned Jobs and Services that are not rendered (selected by owner UID);
+//! - observe: while the run waits for its first ready pod, its pods (and, when it has none, the Job's
+//!   `FailedCreate` Events), so `Ready` says why they do not run;
 //! - status: `phase` derived from the live Job every time (`model_fleet_api::status::training`), counts, times,
 //!   conditions, from render's facts (never recomputed here).
 
@@ -46,6 +48,8 @@ use super::runtime::{
     ControllerSpec, StopSignal, mark_synced_when_ready, primary_watch, watch_config,
 };
 use super::status::write_draft;
+
+mod observe;
 
 /// Kind label of this controller's metrics and logs.
 pub const KIND: &str = "TrainingRun";
@@ -136,6 +140,7 @@ async fn pipeline(run: &TrainingRun, ctx: &Context) -> Result<Action> {
     let RenderedTraining { facts, children } =
         render::render_training(run, &fetched.datasets, &ctx.config.render);
     let may_create = may_create_job(facts.cancelled, run.status.as_ref());
+    let created_now = fetched.job.is_none();
     let job = match (fetched.job, &children) {
         (Some(job), _) => {
             if let Ok(children) = &children {
@@ -152,8 +157,14 @@ async fn pipeline(run: &TrainingRun, ctx: &Context) -> Result<Action> {
     if let (Some(job), Ok(children)) = (&job, &children) {
         prune_children(ctx, run, &owner, children, &job.name_any()).await?;
     }
+    let scan = match &job {
+        Some(job) if status::needs_pod_scan(job, facts.cancelled, created_now) => {
+            observe::scan_pods(ctx, job).await?
+        }
+        _ => observe::PodScan::default(),
+    };
     let refusal = children.as_ref().err();
-    let mut draft = status::desired(run, &facts, refusal, job.as_ref());
+    let mut draft = status::desired(run, &facts, refusal, job.as_ref(), scan.findings());
     schedule.annotate(own_intent, &mut draft.conditions);
     draft.status.next_transition = schedule
         .next_transition(own_intent)

@@ -2,7 +2,6 @@
 //! and conditions out (DESIGN.md section 3, condition table and scaling rules; case O-02: never Ready on stale data).
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Pod;
 
 use super::Draft;
 use crate::conditions::{ConditionStatus, ConditionType, DesiredCondition, Reason};
@@ -14,9 +13,9 @@ use crate::{InferenceService, InferenceServiceStatus, Intent};
 pub struct Observed<'a> {
     /// The live Deployment after apply.
     pub deployment: Option<&'a Deployment>,
-    /// The scheduler's message for a pod it cannot place ([`unschedulable_message`]), while not rolled out.
+    /// The scheduler's message for a pod it cannot place ([`super::pods::unschedulable_message`]), while not rolled out.
     pub unschedulable: Option<&'a str>,
-    /// Why a pod of the rollout cannot start ([`stalled_pod_message`]), while not rolled out.
+    /// Why a pod of the rollout cannot start ([`super::pods::stalled_pod_message`]), while not rolled out.
     pub stalled: Option<&'a str>,
     /// Optional APIs the spec needs that the cluster lacks, e.g. `KEDA (keda.sh/v1alpha1 ScaledObject)`.
     pub missing: Vec<&'static str>,
@@ -153,64 +152,6 @@ pub fn desired_replicas(deployment: &Deployment) -> i32 {
 /// pods, so listing them then is a request for nothing (one per new service, issue 17).
 pub fn needs_pod_scan(deployment: &Deployment, created_now: bool) -> bool {
     !created_now && desired_replicas(deployment) > 0 && !rolled_out(deployment)
-}
-
-/// The scheduler's message of the first pod it could not place (`PodScheduled=False`, reason `Unschedulable`).
-pub fn unschedulable_message(pods: &[Pod]) -> Option<String> {
-    pods.iter().find_map(|pod| {
-        pod.status
-            .as_ref()?
-            .conditions
-            .as_ref()?
-            .iter()
-            .find(|c| {
-                c.type_ == "PodScheduled"
-                    && c.status == "False"
-                    && c.reason.as_deref() == Some("Unschedulable")
-            })
-            .map(|c| {
-                c.message
-                    .clone()
-                    .unwrap_or_else(|| "pods cannot be scheduled".to_owned())
-            })
-    })
-}
-
-/// Container waiting reasons that mean the container will not start without a change (the kubelet's words): a
-/// configuration the kubelet refuses (e.g. `runAsNonRoot` with an image that runs as root), an image it cannot pull,
-/// a container that keeps crashing.
-const STALLED_REASONS: &[&str] = &[
-    "CreateContainerConfigError",
-    "CreateContainerError",
-    "ErrImagePull",
-    "ImagePullBackOff",
-    "InvalidImageName",
-    "CrashLoopBackOff",
-    "RunContainerError",
-];
-
-/// Why the first pod that cannot start is stuck: `pod POD: container NAME: REASON: MESSAGE` from the first container
-/// (init containers first) waiting for one of the [`STALLED_REASONS`]; `None` when no pod is.
-pub fn stalled_pod_message(pods: &[Pod]) -> Option<String> {
-    pods.iter().find_map(|pod| {
-        let status = pod.status.as_ref()?;
-        let containers = status.init_container_statuses.iter().flatten();
-        containers
-            .chain(status.container_statuses.iter().flatten())
-            .find_map(|c| {
-                let waiting = c.state.as_ref()?.waiting.as_ref()?;
-                let reason = waiting.reason.as_deref()?;
-                STALLED_REASONS.contains(&reason).then(|| {
-                    let pod = pod.metadata.name.as_deref().unwrap_or_default();
-                    match waiting.message.as_deref() {
-                        Some(message) => {
-                            format!("pod {pod}: container {}: {reason}: {message}", c.name)
-                        }
-                        None => format!("pod {pod}: container {}: {reason}", c.name),
-                    }
-                })
-            })
-    })
 }
 
 /// The Deployment's `ReplicaFailure` condition message (the ReplicaSet cannot create pods, e.g. an admission

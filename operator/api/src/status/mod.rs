@@ -3,6 +3,7 @@
 //! call these, and write the result through the status subresource; no rule about what a status says lives in the
 //! controllers.
 //!
+//! - [`pods`]: why pods do not run (unscheduled, a container that cannot start, creation refused), for both workloads;
 //! - [`inference`]: `Ready`, `Progressing`, `RouteReady`, `ScalingReady`, `Suspended`, `Degraded`;
 //! - [`training`]: the run's `phase` derived from its Job, counts, times, `Ready`, `Suspended`, `DatasetsReady`,
 //!   `Degraded`;
@@ -11,6 +12,7 @@
 pub mod dataset;
 pub mod inference;
 mod json;
+pub mod pods;
 pub mod training;
 
 pub use json::{JsonCondition, conditions_of, parent_condition};

@@ -14,6 +14,26 @@ use crate::conditions::{self, ConditionType, DesiredCondition, Reason};
 use crate::render::{RenderError, TrainingFacts};
 use crate::{TrainingPhase, TrainingRun, TrainingRunStatus};
 
+/// Why the run's pods do not run, as the controller read them while the run waits for its first ready pod
+/// ([`needs_pod_scan`]); all `None` when it did not look (or found nothing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PodFindings<'a> {
+    /// The Job controller's latest refusal to create a pod, read only while the Job has no pod at all
+    /// ([`super::pods::failed_create_message`]: Pod Security admission, a ResourceQuota such as one on `nvidia.com/gpu`).
+    pub refused: Option<&'a str>,
+    /// The scheduler's message for a pod it cannot place ([`super::pods::unschedulable_message`]).
+    pub unschedulable: Option<&'a str>,
+    /// A container the kubelet will not start without a change ([`super::pods::stalled_pod_message`]).
+    pub stalled: Option<&'a str>,
+}
+
+/// Whether [`desired`] can use [`PodFindings`] for `job`, so the controller must read the Job's pods: only while the
+/// run waits for its first ready pod (phase `Pending`: no outcome, not suspended or cancelled, no pod ready), and not
+/// in the reconcile that created the Job (no pod can exist yet).
+pub fn needs_pod_scan(job: &Job, cancelled: bool, created_now: bool) -> bool {
+    !created_now && derive(cancelled, Some(job), None).phase == TrainingPhase::Pending
+}
+
 /// Reason of a run whose Job disappeared before the run was seen to finish (deleted by hand or by a TTL of 0).
 pub const JOB_DELETED: &str = "JobDeleted";
 
@@ -176,7 +196,8 @@ fn without_job(cancelled: bool, previous: Option<&TrainingRunStatus>) -> RunFact
 
 /// The desired status of `run`.
 ///
-/// `facts` are render's (always known, even when render refused), `refusal` is render's error, `job` the live Job.
+/// `facts` are render's (always known, even when render refused), `refusal` is render's error, `job` the live Job,
+/// `findings` what its pods say while the run is `Pending` (`Ready` names it: see [`RunConditions`]).
 /// A refusal matters only while it blocks the creation of the Job (no Job yet, and one may still be created): then
 /// `Ready=False` and `Degraded=True` carry its reason and message, and `DatasetsReady` says which Dataset refused.
 /// Once a Job was created its mounts are fixed, so `DatasetsReady` keeps what it said then (a Dataset deleted after
@@ -186,6 +207,7 @@ pub fn desired(
     facts: &TrainingFacts,
     refusal: Option<&RenderError>,
     job: Option<&Job>,
+    findings: PodFindings<'_>,
 ) -> Draft<TrainingRunStatus> {
     let previous = run.status.as_ref();
     let run_facts = derive(facts.cancelled, job, previous);
@@ -197,6 +219,7 @@ pub fn desired(
         run,
         facts,
         &run_facts,
+        findings,
         datasets_ready(run, refusal, job_created, current),
     );
     if let Some(refusal) =
@@ -255,11 +278,13 @@ struct RunConditions {
 }
 
 impl RunConditions {
-    /// `Ready`, `Suspended`, `DatasetsReady`, `Degraded` for a run whose phase is known.
+    /// `Ready`, `Suspended`, `DatasetsReady`, `Degraded` for a run whose phase is known; a `Pending` run's `Ready`
+    /// says why its pods do not run ([`pending_ready`]).
     fn of(
         run: &TrainingRun,
         facts: &TrainingFacts,
         run_facts: &RunFacts,
+        findings: PodFindings<'_>,
         datasets: DesiredCondition,
     ) -> RunConditions {
         let phase = run_facts.phase;
@@ -271,12 +296,7 @@ impl RunConditions {
                 Reason::AsExpected,
                 format!("phase {phase:?}"),
             ),
-            TrainingPhase::Pending => DesiredCondition::new(
-                ConditionType::Ready,
-                false,
-                Reason::Progressing,
-                "waiting for a ready pod",
-            ),
+            TrainingPhase::Pending => pending_ready(findings),
             TrainingPhase::Suspended => DesiredCondition::new(
                 ConditionType::Ready,
                 false,
@@ -339,6 +359,32 @@ impl RunConditions {
     fn into_vec(self) -> Vec<DesiredCondition> {
         vec![self.ready, self.suspended, self.datasets, self.degraded]
     }
+}
+
+/// `Ready` of a `Pending` run, by precedence: the Job cannot create pods (`Progressing`, `run stalled: the Job cannot
+/// create pods: ...`), the scheduler cannot place a pod (`Unschedulable`, the scheduler's message), a container
+/// cannot start (`Progressing`, `run stalled: pod ...`), else `Progressing`, `waiting for a ready pod`. A stalled run
+/// otherwise waits for `activeDeadlineSeconds` (or forever) saying only that it waits.
+fn pending_ready(findings: PodFindings<'_>) -> DesiredCondition {
+    let (reason, message) = match findings {
+        PodFindings {
+            refused: Some(refused),
+            ..
+        } => (
+            Reason::Progressing,
+            format!("run stalled: the Job cannot create pods: {refused}"),
+        ),
+        PodFindings {
+            unschedulable: Some(message),
+            ..
+        } => (Reason::Unschedulable, message.to_owned()),
+        PodFindings {
+            stalled: Some(stalled),
+            ..
+        } => (Reason::Progressing, format!("run stalled: {stalled}")),
+        _ => (Reason::Progressing, "waiting for a ready pod".to_owned()),
+    };
+    DesiredCondition::new(ConditionType::Ready, false, reason, message)
 }
 
 /// `DatasetsReady`: the dataset check of render; kept as it was once a Job was created (see [`desired`]).

@@ -8,6 +8,7 @@ use model_fleet_api::InferenceService;
 use model_fleet_api::names::label_value;
 use model_fleet_api::render::{InferenceChildren, InferenceFacts, LABEL_INFERENCE};
 use model_fleet_api::status::inference::{self as status, Observed, RouteState, ScalingState};
+use model_fleet_api::status::pods;
 
 use super::Applied;
 use crate::controller::context::Context;
@@ -93,8 +94,8 @@ pub(super) async fn observe_children(
         Some(d) if status::needs_pod_scan(d, applied.deployment_created) => {
             let pods = pods_of(ctx, owner).await?;
             (
-                status::unschedulable_message(&pods),
-                status::stalled_pod_message(&pods),
+                pods::unschedulable_message(&pods),
+                pods::stalled_pod_message(&pods),
             )
         }
         _ => (None, None),

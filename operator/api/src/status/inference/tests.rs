@@ -1,10 +1,6 @@
 use super::*;
 use crate::{InferenceServiceSpec, Replicas, Scaling, Trigger};
 use k8s_openapi::api::apps::v1::{DeploymentCondition, DeploymentSpec, DeploymentStatus};
-use k8s_openapi::api::core::v1::{
-    ContainerState, ContainerStateWaiting, ContainerStatus, PodCondition, PodStatus,
-};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::json;
 
 fn deployment(
@@ -149,84 +145,11 @@ fn pods_are_read_only_where_ready_can_use_them() {
     );
 }
 
-#[test]
-fn finds_unschedulable_pods() {
-    let pod = |reason: &str| Pod {
-        status: Some(PodStatus {
-            conditions: Some(vec![PodCondition {
-                type_: "PodScheduled".into(),
-                status: "False".into(),
-                reason: Some(reason.into()),
-                message: Some("0/4 nodes are available".into()),
-                ..Default::default()
-            }]),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    assert_eq!(
-        unschedulable_message(&[Pod::default(), pod("Unschedulable")]).as_deref(),
-        Some("0/4 nodes are available")
-    );
-    assert_eq!(unschedulable_message(&[pod("SchedulingGated")]), None);
-}
-
 /// A rollout whose pods cannot start says why in `Ready` (reason Progressing): the ReplicaSet's refusal (e.g. Pod
-/// Security admission) first, then the first container the kubelet will not start; waiting for an image to be
-/// created or a container starting is not stalled.
+/// Security admission) first, then the first container the kubelet will not start (found by
+/// `pods::stalled_pod_message`, tested there).
 #[test]
 fn a_stalled_rollout_says_why() {
-    let waiting = |name: &str, reason: &str, message: Option<&str>| ContainerStatus {
-        name: name.into(),
-        state: Some(ContainerState {
-            waiting: Some(ContainerStateWaiting {
-                reason: Some(reason.into()),
-                message: message.map(Into::into),
-            }),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let pod = |init: Vec<ContainerStatus>, main: Vec<ContainerStatus>| Pod {
-        metadata: ObjectMeta {
-            name: Some("echo-1".into()),
-            ..Default::default()
-        },
-        status: Some(PodStatus {
-            init_container_statuses: Some(init),
-            container_statuses: Some(main),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let refused = "container has runAsNonRoot and image will run as root";
-    let stuck = pod(
-        vec![],
-        vec![waiting("main", "CreateContainerConfigError", Some(refused))],
-    );
-    assert_eq!(
-        stalled_pod_message(&[
-            pod(vec![], vec![waiting("main", "ContainerCreating", None)]),
-            stuck.clone()
-        ])
-        .as_deref(),
-        Some(
-            "pod echo-1: container main: CreateContainerConfigError: container has runAsNonRoot and image will run as root"
-        )
-    );
-    assert_eq!(
-        stalled_pod_message(&[pod(
-            vec![waiting("fetch", "ImagePullBackOff", None)],
-            vec![]
-        )])
-        .as_deref(),
-        Some("pod echo-1: container fetch: ImagePullBackOff")
-    );
-    assert_eq!(
-        stalled_pod_message(&[pod(vec![], vec![waiting("main", "PodInitializing", None)])]),
-        None
-    );
-
     let rolling = deployment(2, 1, 2, 1, 0, 1);
     let mut refusing = rolling.clone();
     let observed = |deployment, stalled| Observed {
@@ -238,7 +161,9 @@ fn a_stalled_rollout_says_why() {
         scaling: ScalingState::Fixed(1),
         may_scale_to_zero: false,
     };
-    let message = stalled_pod_message(&[stuck]).unwrap();
+    let message =
+        "pod echo-1: container main: CreateContainerConfigError: container has runAsNonRoot"
+            .to_owned();
     let ready = super::ready(Intent::Automatic, &observed(&rolling, Some(&message)));
     assert_eq!(ready.reason, Reason::Progressing);
     assert_eq!(ready.message, format!("rollout stalled: {message}"));

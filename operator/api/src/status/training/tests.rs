@@ -207,3 +207,79 @@ fn a_job_is_created_once() {
     assert_eq!(facts.reason.as_deref(), Some(JOB_DELETED));
     assert_eq!(derive(false, None, None).phase, TrainingPhase::Pending);
 }
+
+#[test]
+fn pods_are_scanned_only_while_the_run_waits_for_its_first_ready_pod() {
+    let waiting = JobStatus {
+        active: Some(1),
+        ready: Some(0),
+        ..Default::default()
+    };
+    let pending = job(false, waiting.clone());
+    assert!(needs_pod_scan(&pending, false, false));
+    assert!(
+        !needs_pod_scan(&pending, false, true),
+        "created now: no pod yet"
+    );
+    assert!(!needs_pod_scan(&pending, true, false), "cancelled");
+    assert!(
+        !needs_pod_scan(&job(true, waiting.clone()), false, false),
+        "suspended"
+    );
+    let running = JobStatus {
+        ready: Some(1),
+        ..waiting.clone()
+    };
+    assert!(!needs_pod_scan(&job(false, running), false, false));
+    let failed = JobStatus {
+        conditions: Some(vec![condition("Failed", "True", "DeadlineExceeded", 9)]),
+        ..waiting
+    };
+    assert!(!needs_pod_scan(&job(false, failed), false, false));
+}
+
+/// A `Pending` run's `Ready` names why its pods do not run: the Job's refusal first (no pod exists then), the
+/// scheduler, a container that cannot start; nothing found is plain waiting.
+#[test]
+fn a_pending_run_says_why_its_pods_do_not_run() {
+    let refused = "Error creating: pods \"ft-1-x\" is forbidden: exceeded quota: gpus";
+    let unschedulable = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.";
+    let stalled = "pod ft-1-x: container main: ImagePullBackOff";
+    let all = PodFindings {
+        refused: Some(refused),
+        unschedulable: Some(unschedulable),
+        stalled: Some(stalled),
+    };
+    let said = |findings| {
+        let c = pending_ready(findings);
+        assert_eq!(c.status, crate::conditions::ConditionStatus::False);
+        (c.reason, c.message)
+    };
+    assert_eq!(
+        said(all),
+        (
+            Reason::Progressing,
+            format!("run stalled: the Job cannot create pods: {refused}")
+        )
+    );
+    let placed = PodFindings {
+        refused: None,
+        ..all
+    };
+    assert_eq!(
+        said(placed),
+        (Reason::Unschedulable, unschedulable.to_owned())
+    );
+    let scheduled = PodFindings {
+        unschedulable: None,
+        ..placed
+    };
+    assert_eq!(
+        said(scheduled),
+        (Reason::Progressing, format!("run stalled: {stalled}"))
+    );
+    assert_eq!(
+        said(PodFindings::default()),
+        (Reason::Progressing, "waiting for a ready pod".to_owned())
+    );
+}

@@ -1,0 +1,91 @@
+//! Why a workload's pods do not run, from what the cluster says about them (shared by the InferenceService and
+//! TrainingRun statuses): the scheduler's `PodScheduled` condition, the kubelet's container waiting reasons, and the
+//! `FailedCreate` Events a workload controller records when the API server refuses its pods (Pod Security
+//! admission, a ResourceQuota). Pure functions over objects the controllers list.
+
+use k8s_openapi::api::core::v1::{Event, Pod};
+
+/// The scheduler's message of the first pod it could not place (`PodScheduled=False`, reason `Unschedulable`).
+pub fn unschedulable_message(pods: &[Pod]) -> Option<String> {
+    pods.iter().find_map(|pod| {
+        pod.status
+            .as_ref()?
+            .conditions
+            .as_ref()?
+            .iter()
+            .find(|c| {
+                c.type_ == "PodScheduled"
+                    && c.status == "False"
+                    && c.reason.as_deref() == Some("Unschedulable")
+            })
+            .map(|c| {
+                c.message
+                    .clone()
+                    .unwrap_or_else(|| "pods cannot be scheduled".to_owned())
+            })
+    })
+}
+
+/// Container waiting reasons that mean the container will not start without a change (the kubelet's words): a
+/// configuration the kubelet refuses (e.g. `runAsNonRoot` with an image that runs as root), an image it cannot pull,
+/// a container that keeps crashing.
+const STALLED_REASONS: &[&str] = &[
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "CrashLoopBackOff",
+    "RunContainerError",
+];
+
+/// Why the first pod that cannot start is stuck: `pod POD: container NAME: REASON: MESSAGE` from the first container
+/// (init containers first) waiting for one of the [`STALLED_REASONS`]; `None` when no pod is.
+pub fn stalled_pod_message(pods: &[Pod]) -> Option<String> {
+    pods.iter().find_map(|pod| {
+        let status = pod.status.as_ref()?;
+        let containers = status.init_container_statuses.iter().flatten();
+        containers
+            .chain(status.container_statuses.iter().flatten())
+            .find_map(|c| {
+                let waiting = c.state.as_ref()?.waiting.as_ref()?;
+                let reason = waiting.reason.as_deref()?;
+                STALLED_REASONS.contains(&reason).then(|| {
+                    let pod = pod.metadata.name.as_deref().unwrap_or_default();
+                    match waiting.message.as_deref() {
+                        Some(message) => {
+                            format!("pod {pod}: container {}: {reason}: {message}", c.name)
+                        }
+                        None => format!("pod {pod}: container {}: {reason}", c.name),
+                    }
+                })
+            })
+    })
+}
+
+/// Reason of the Event a workload controller (the Job controller, the ReplicaSet controller) records on its object
+/// when the API server refuses a pod it creates (`Error creating: pods "..." is forbidden: ...`).
+pub const FAILED_CREATE: &str = "FailedCreate";
+
+/// The message of the latest [`FAILED_CREATE`] Event among `events` (core/v1 Events of one object), latest by the
+/// Event's own last time (`series.lastObservedTime`, else `lastTimestamp`, else `eventTime`, else
+/// `firstTimestamp`); `None` when there is none. The Job controller has no status condition for this (unlike a
+/// Deployment's `ReplicaFailure`), so its Events are the only place the refusal is written.
+pub fn failed_create_message(events: &[Event]) -> Option<&str> {
+    let when = |e: &Event| {
+        e.series
+            .as_ref()
+            .and_then(|s| s.last_observed_time.as_ref().map(|t| t.0))
+            .or(e.last_timestamp.as_ref().map(|t| t.0))
+            .or(e.event_time.as_ref().map(|t| t.0))
+            .or(e.first_timestamp.as_ref().map(|t| t.0))
+    };
+    events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some(FAILED_CREATE))
+        .max_by_key(|e| when(e))
+        .map(|e| e.message.as_deref().unwrap_or("pod creation refused"))
+}
+
+#[cfg(test)]
+mod tests;
