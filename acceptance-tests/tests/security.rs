@@ -2,7 +2,7 @@
 //!
 //! * Pod Security admission (built into kube-apiserver) on namespaces labelled `pod-security.kubernetes.io/enforce`:
 //!   with `baseline` the ReplicaSet controller creates the InferenceService's pods (no `FailedCreate`); with
-//!   `restricted` it is refused (the InferenceService's `Ready` says so), and the refusal names exactly the settings
+//!   `restricted` it is refused (the InferenceService's and a TrainingRun's `Ready` say so), and the refusal names exactly the settings
 //!   docs/security.md lists as missing, unless
 //!   the object asks for `podSecurity.level: restricted`: then its pods are admitted (InferenceService and TrainingRun).
 //! * The pods carry no ServiceAccount token: `automountServiceAccountToken: false` and no projected token volume.
@@ -186,6 +186,27 @@ async fn restricted_refuses_exactly_the_settings_the_docs_list() {
     .unwrap();
     assert!(
         ready.starts_with("rollout stalled: the ReplicaSet cannot create pods: "),
+        "{ready}"
+    );
+    // A TrainingRun says it too, from the Job controller's FailedCreate Event (a Job has no such condition).
+    let run = json!({
+        "apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun", "metadata": {"name": "train"},
+        "spec": {"container": {"image": "modelfleet.local/sim:never"}},
+    });
+    create(&client, ns.name(), run).await.unwrap();
+    let runs = acceptance_tests::modelfleet::api(&client, ns.name(), "TrainingRun");
+    let ready = wait_for(
+        "the run's Ready to name the refusal",
+        Duration::from_secs(60),
+        || async {
+            let message = condition_message(&runs.get("train").await?, "Ready");
+            Ok(message.contains("violates PodSecurity").then_some(message))
+        },
+    )
+    .await
+    .unwrap();
+    assert!(
+        ready.starts_with("run stalled: the Job cannot create pods: "),
         "{ready}"
     );
 }
