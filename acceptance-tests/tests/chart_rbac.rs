@@ -81,9 +81,14 @@ async fn exercise(cluster: &Cluster, client: &kube::Client, ns: &str) -> anyhow:
         "metadata": {"name": "no-gpus"},
         "spec": {"hard": {"requests.nvidia.com/gpu": "0"}},
     }))?;
-    Api::<ResourceQuota>::namespaced(client.clone(), ns)
-        .create(&PostParams::default(), &quota)
-        .await?;
+    let quotas = Api::<ResourceQuota>::namespaced(client.clone(), ns);
+    quotas.create(&PostParams::default(), &quota).await?;
+    // Counted by the quota controller first, so admission surely applies it to the run's pod.
+    wait_for("the quota to be counted", TIMEOUT, || async {
+        let q = quotas.get("no-gpus").await?;
+        Ok(q.status.and_then(|s| s.hard).is_some().then_some(()))
+    })
+    .await?;
     create(
         client,
         ns,

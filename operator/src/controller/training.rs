@@ -10,8 +10,8 @@
 //!   touch an existing Job, case O-05). Afterwards only `spec.suspend` is toggled, through its own field manager [`SUSPEND_FIELD_MANAGER`] (`intent: suspended`, `cancel`). A Job the TTL
 //!   controller removed after the run finished is never created again (`status::training::may_create_job`);
 //! - prune: owned Jobs and Services that are not rendered (selected by owner UID);
-//! - observe: while the run waits for its first ready pod, its pods (and, when it has none, the Job's
-//!   `FailedCreate` Events), so `Ready` says why they do not run;
+//! - observe: while the run is `Pending` (no pod ready), its pods (and, when none is live, the Job's
+//!   `FailedCreate` Events), so `Ready` says why they do not run (best effort);
 //! - status: `phase` derived from the live Job every time (`model_fleet_api::status::training`), counts, times,
 //!   conditions, from render's facts (never recomputed here).
 
@@ -159,7 +159,7 @@ async fn pipeline(run: &TrainingRun, ctx: &Context) -> Result<Action> {
     }
     let scan = match &job {
         Some(job) if status::needs_pod_scan(job, facts.cancelled, created_now) => {
-            observe::scan_pods(ctx, job).await?
+            observe::scan_pods(ctx, job).await
         }
         _ => observe::PodScan::default(),
     };

@@ -4,6 +4,7 @@
 //! admission, a ResourceQuota). Pure functions over objects the controllers list.
 
 use k8s_openapi::api::core::v1::{Event, Pod};
+use k8s_openapi::jiff::Timestamp;
 
 /// The scheduler's message of the first pod it could not place (`PodScheduled=False`, reason `Unschedulable`).
 pub fn unschedulable_message(pods: &[Pod]) -> Option<String> {
@@ -67,11 +68,26 @@ pub fn stalled_pod_message(pods: &[Pod]) -> Option<String> {
 /// when the API server refuses a pod it creates (`Error creating: pods "..." is forbidden: ...`).
 pub const FAILED_CREATE: &str = "FailedCreate";
 
-/// The message of the latest [`FAILED_CREATE`] Event among `events` (core/v1 Events of one object), latest by the
-/// Event's own last time (`series.lastObservedTime`, else `lastTimestamp`, else `eventTime`, else
+/// Whether `pod` still counts as one of its workload's pods: not finished (`status.phase` `Succeeded` or `Failed`)
+/// and not being deleted. A Job with no such pod is waiting for the Job controller to create one.
+pub fn is_live(pod: &Pod) -> bool {
+    let finished = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.phase.as_deref())
+        .is_some_and(|phase| phase == "Succeeded" || phase == "Failed");
+    !finished && pod.metadata.deletion_timestamp.is_none()
+}
+
+/// Why pods cannot be created: the latest [`FAILED_CREATE`] Event among `events` (core/v1 Events of one object) that
+/// happened at or after `since` (older ones speak of an earlier attempt: before a resume, or before the newest pod),
+/// latest by the Event's own last time (`series.lastObservedTime`, else `lastTimestamp`, else `eventTime`, else
 /// `firstTimestamp`); `None` when there is none. The Job controller has no status condition for this (unlike a
 /// Deployment's `ReplicaFailure`), so its Events are the only place the refusal is written.
-pub fn failed_create_message(events: &[Event]) -> Option<&str> {
+///
+/// The message is the API server's reason alone ([`refusal_reason`]), so it stays the same from one retry to the
+/// next and a status holding it is not rewritten at every retry.
+pub fn failed_create_message(events: &[Event], since: Option<Timestamp>) -> Option<&str> {
     let when = |e: &Event| {
         e.series
             .as_ref()
@@ -83,8 +99,23 @@ pub fn failed_create_message(events: &[Event]) -> Option<&str> {
     events
         .iter()
         .filter(|e| e.reason.as_deref() == Some(FAILED_CREATE))
+        .filter(|e| since.is_none_or(|since| when(e).is_some_and(|at| at >= since)))
         .max_by_key(|e| when(e))
-        .map(|e| e.message.as_deref().unwrap_or("pod creation refused"))
+        .map(|e| refusal_reason(e.message.as_deref().unwrap_or("pod creation refused")))
+}
+
+/// The API server's reason in a [`FAILED_CREATE`] message, without what changes at every retry: the event library's
+/// `(combined from similar events): ` prefix, the controller's `Error creating: ` and the head
+/// `pods "NAME" is forbidden: ` (the API server names each new pod before admission refuses it). E.g.
+/// `exceeded quota: gpus, requested: ...` or `violates PodSecurity "restricted:latest": ...`.
+pub fn refusal_reason(message: &str) -> &str {
+    let message = message
+        .strip_prefix("(combined from similar events): ")
+        .unwrap_or(message);
+    let message = message.strip_prefix("Error creating: ").unwrap_or(message);
+    message
+        .split_once(" is forbidden: ")
+        .map_or(message, |(_, reason)| reason)
 }
 
 #[cfg(test)]

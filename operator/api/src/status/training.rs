@@ -7,19 +7,22 @@
 //! the Job again.
 
 use k8s_openapi::api::batch::v1::{Job, JobCondition};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
 
 use super::Draft;
 use crate::conditions::{self, ConditionType, DesiredCondition, Reason};
 use crate::render::{RenderError, TrainingFacts};
 use crate::{TrainingPhase, TrainingRun, TrainingRunStatus};
 
-/// Why the run's pods do not run, as the controller read them while the run waits for its first ready pod
-/// ([`needs_pod_scan`]); all `None` when it did not look (or found nothing).
+/// Why the run's pods do not run, as the controller read them while the run is `Pending` ([`needs_pod_scan`]); all
+/// `None` when it did not look (or found nothing).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PodFindings<'a> {
-    /// The Job controller's latest refusal to create a pod, read only while the Job has no pod at all
-    /// ([`super::pods::failed_create_message`]: Pod Security admission, a ResourceQuota such as one on `nvidia.com/gpu`).
+    /// The Job controller's latest refusal to create a pod, read only while the Job has no live pod
+    /// ([`super::pods::failed_create_message`] since [`refusals_since`]: Pod Security admission, a ResourceQuota such
+    /// as one on `requests.nvidia.com/gpu`).
     pub refused: Option<&'a str>,
     /// The scheduler's message for a pod it cannot place ([`super::pods::unschedulable_message`]).
     pub unschedulable: Option<&'a str>,
@@ -28,10 +31,23 @@ pub struct PodFindings<'a> {
 }
 
 /// Whether [`desired`] can use [`PodFindings`] for `job`, so the controller must read the Job's pods: only while the
-/// run waits for its first ready pod (phase `Pending`: no outcome, not suspended or cancelled, no pod ready), and not
-/// in the reconcile that created the Job (no pod can exist yet).
+/// run is `Pending` (no outcome, not suspended or cancelled, no pod ready: before the first pod, or while a failed
+/// one is replaced), and not in the reconcile that created the Job (no pod can exist yet).
 pub fn needs_pod_scan(job: &Job, cancelled: bool, created_now: bool) -> bool {
     !created_now && derive(cancelled, Some(job), None).phase == TrainingPhase::Pending
+}
+
+/// Since when a `FailedCreate` Event speaks for the Job's current attempt: the later of the Job's `status.startTime`
+/// (cleared on suspend and set again on resume by the Job controller) and the newest pod's creation; `None` when
+/// neither is known. An older refusal is about pods the Job no longer wants, or was followed by a pod that was
+/// created.
+pub fn refusals_since(job: &Job, pods: &[Pod]) -> Option<Timestamp> {
+    let started = job.status.as_ref().and_then(|s| s.start_time.as_ref());
+    pods.iter()
+        .filter_map(|p| p.metadata.creation_timestamp.as_ref())
+        .chain(started)
+        .map(|t| t.0)
+        .max()
 }
 
 /// Reason of a run whose Job disappeared before the run was seen to finish (deleted by hand or by a TTL of 0).

@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use model_fleet_api::status::pods as status_pods;
-use model_fleet_api::status::training::PodFindings;
+use model_fleet_api::status::training::{self as status, PodFindings};
 
 use crate::controller::context::Context;
 use crate::controller::error::{Error, Result};
@@ -30,17 +30,29 @@ impl PodScan {
 }
 
 /// observe: why a `Pending` run's pods do not run. Lists the Job's pods (label `batch.kubernetes.io/controller-uid`,
-/// which the Job controller sets on every pod of the Job) for the scheduler's and the kubelet's word; when the Job
-/// has no pod at all, lists its `FailedCreate` Events (field selector on `involvedObject.uid` and `reason`): the Job
-/// controller writes its refusals nowhere else. One or two list requests per reconcile, only while the run is
-/// `Pending` ([`model_fleet_api::status::training::needs_pod_scan`]; such a run is requeued every
+/// which the API server puts in the template of a Job without `manualSelector`, as the operator renders them) for
+/// the scheduler's and the kubelet's word; when the Job has no live pod ([`status_pods::is_live`]), lists its
+/// `FailedCreate` Events (field selector on `involvedObject.uid` and `reason`; the Job controller writes its
+/// refusals nowhere else) and keeps the latest since [`status::refusals_since`]. One or two list requests per
+/// reconcile, only while the run is `Pending` ([`status::needs_pod_scan`]; such a run is requeued every
 /// [`super::PENDING_REQUEUE`]).
 ///
-/// # Errors
-/// [`Error::fetch`] when a list is refused or fails (the reconcile is retried; RBAC: `pods` and core `events`, `list`).
-pub(super) async fn scan_pods(ctx: &Context, job: &Job) -> Result<PodScan> {
-    let namespace = job.namespace().unwrap_or_default();
-    let uid = job.uid().unwrap_or_default();
+/// Best effort: these reads only explain a wait, so a refused or failed list (RBAC: `pods` and core `events`,
+/// `list`) is logged as a warning and the run's status is written without them, not held back by a reconcile error.
+pub(super) async fn scan_pods(ctx: &Context, job: &Job) -> PodScan {
+    match read(ctx, job).await {
+        Ok(scan) => scan,
+        Err(error) => {
+            tracing::warn!(%error, "cannot read why the run's pods do not run");
+            PodScan::default()
+        }
+    }
+}
+
+async fn read(ctx: &Context, job: &Job) -> Result<PodScan> {
+    let (Some(namespace), Some(uid)) = (job.namespace(), job.uid()) else {
+        return Ok(PodScan::default());
+    };
     let what = |kind: &str| format!("{kind} of Job {namespace}/{}", job.name_any());
     let selector = format!("batch.kubernetes.io/controller-uid={uid}");
     let pods = Api::<Pod>::namespaced(ctx.client.clone(), &namespace)
@@ -48,7 +60,7 @@ pub(super) async fn scan_pods(ctx: &Context, job: &Job) -> Result<PodScan> {
         .await
         .map_err(|e| Error::fetch(what("pods"), e))?
         .items;
-    if !pods.is_empty() {
+    if pods.iter().any(status_pods::is_live) {
         return Ok(PodScan {
             refused: None,
             unschedulable: status_pods::unschedulable_message(&pods),
@@ -64,8 +76,9 @@ pub(super) async fn scan_pods(ctx: &Context, job: &Job) -> Result<PodScan> {
         .await
         .map_err(|e| Error::fetch(what("FailedCreate events"), e))?
         .items;
+    let since = status::refusals_since(job, &pods);
     Ok(PodScan {
-        refused: status_pods::failed_create_message(&events).map(str::to_owned),
+        refused: status_pods::failed_create_message(&events, since).map(str::to_owned),
         ..PodScan::default()
     })
 }

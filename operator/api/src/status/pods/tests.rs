@@ -84,8 +84,9 @@ fn a_container_the_kubelet_will_not_start_is_named() {
     );
 }
 
-/// The latest `FailedCreate` Event's message is the refusal, by the Event's own latest time (a repeated Event counts
-/// by its series); other reasons are ignored.
+/// The latest `FailedCreate` Event since the current attempt is the refusal, by the Event's own latest time (a
+/// repeated Event counts by its series); other reasons and older Events are ignored; only the API server's reason is
+/// kept, so two retries naming different pods say the same.
 #[test]
 fn the_latest_failed_create_event_is_the_refusal() {
     let at = |s: i64| Timestamp::from_second(s).unwrap();
@@ -97,22 +98,64 @@ fn the_latest_failed_create_event_is_the_refusal() {
         last_timestamp: Some(Time(at(last))),
         ..Default::default()
     };
-    assert_eq!(failed_create_message(&[]), None);
-    let quota = "Error creating: pods \"ft-1-x\" is forbidden: exceeded quota: gpus";
-    let mut repeated = event(FAILED_CREATE, "Error creating: old refusal", 10);
+    assert_eq!(failed_create_message(&[], None), None);
+    let quota = "exceeded quota: gpus, requested: requests.nvidia.com/gpu=1";
+    let refused = |pod: &str| format!("Error creating: pods \"{pod}\" is forbidden: {quota}");
+    let mut repeated = event(
+        FAILED_CREATE,
+        "Error creating: etcdserver: request timed out",
+        10,
+    );
     repeated.series = Some(EventSeries {
         count: Some(4),
         last_observed_time: Some(MicroTime(at(50))),
     });
     let events = [
-        event(FAILED_CREATE, quota, 20),
+        event(FAILED_CREATE, &refused("ft-1-abcde"), 20),
         event("SuccessfulCreate", "Created pod: ft-1-y", 40),
         repeated.clone(),
     ];
     assert_eq!(
-        failed_create_message(&events),
-        Some("Error creating: old refusal")
+        failed_create_message(&events, None),
+        Some("etcdserver: request timed out")
     );
-    assert_eq!(failed_create_message(&events[..2]), Some(quota));
-    assert_eq!(failed_create_message(&events[1..2]), None);
+    assert_eq!(failed_create_message(&events[..2], None), Some(quota));
+    assert_eq!(failed_create_message(&events[1..2], None), None);
+    // Since a resume (or a newer pod) at 30, only the repeated Event (last seen at 50) speaks; since 60, none.
+    assert_eq!(
+        failed_create_message(&events, Some(at(30))),
+        Some("etcdserver: request timed out")
+    );
+    assert_eq!(failed_create_message(&events[..2], Some(at(30))), None);
+    assert_eq!(failed_create_message(&events, Some(at(60))), None);
+    // Retries name a new pod each time; the event library may combine them: the reason stays the same.
+    let combined = format!("(combined from similar events): {}", refused("ft-1-fghij"));
+    for message in [refused("ft-1-zzzzz"), combined] {
+        assert_eq!(
+            failed_create_message(&[event(FAILED_CREATE, &message, 70)], None),
+            Some(quota)
+        );
+    }
+}
+
+/// A finished pod or one being deleted is not live: a Job with only such pods waits for a new one.
+#[test]
+fn finished_and_deleted_pods_are_not_live() {
+    let pod = |phase: &str, deleting: bool| Pod {
+        metadata: ObjectMeta {
+            deletion_timestamp: deleting.then(|| Time(Timestamp::from_second(1).unwrap())),
+            ..Default::default()
+        },
+        status: Some(PodStatus {
+            phase: Some(phase.into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    assert!(is_live(&pod("Pending", false)));
+    assert!(is_live(&pod("Running", false)));
+    assert!(is_live(&Pod::default()));
+    assert!(!is_live(&pod("Running", true)));
+    assert!(!is_live(&pod("Failed", false)));
+    assert!(!is_live(&pod("Succeeded", false)));
 }

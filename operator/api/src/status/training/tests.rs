@@ -209,7 +209,7 @@ fn a_job_is_created_once() {
 }
 
 #[test]
-fn pods_are_scanned_only_while_the_run_waits_for_its_first_ready_pod() {
+fn pods_are_scanned_only_while_the_run_is_pending() {
     let waiting = JobStatus {
         active: Some(1),
         ready: Some(0),
@@ -282,4 +282,26 @@ fn a_pending_run_says_why_its_pods_do_not_run() {
         said(PodFindings::default()),
         (Reason::Progressing, "waiting for a ready pod".to_owned())
     );
+}
+
+/// A refusal counts from the Job's (re)start or its newest pod, whichever is later.
+#[test]
+fn refusals_count_from_the_latest_start_or_pod() {
+    let started = job(
+        false,
+        JobStatus {
+            start_time: Some(at(10)),
+            ..Default::default()
+        },
+    );
+    let pod = |created: i64| k8s_openapi::api::core::v1::Pod {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            creation_timestamp: Some(at(created)),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    assert_eq!(refusals_since(&started, &[]), Some(at(10).0));
+    assert_eq!(refusals_since(&started, &[pod(5), pod(20)]), Some(at(20).0));
+    assert_eq!(refusals_since(&job(false, JobStatus::default()), &[]), None);
 }
