@@ -113,3 +113,15 @@ fn completed_follows_the_phase() {
     );
     assert_eq!(live_facts::<Training>(&json!({}))["phase"], Value::Null);
 }
+
+/// A wait that times out on a stalled run says why, in the operator's words (its `Ready` message).
+#[test]
+fn a_stalled_run_says_why_while_waiting() {
+    let stalled = "run stalled: the Job cannot create pods: exceeded quota: gpus";
+    let run = json!({"metadata": {"generation": 1}, "status": {"observedGeneration": 1, "phase": "Pending",
+        "conditions": [{"type": "Ready", "status": "False", "reason": "Progressing", "message": stalled}]}});
+    assert_eq!(
+        check::<Training>(COMPLETED, &run, &Value::Null),
+        WaitState::Waiting(format!("phase is Pending, not Succeeded ({stalled})"))
+    );
+}
