@@ -200,6 +200,47 @@ pub async fn wait_for_object(
     .map_err(|e| e.context(operator.log_tail()))
 }
 
+/// An object's `Ready` condition as the tests compare it, with the object it was read from.
+#[derive(Clone, Debug)]
+pub struct Ready {
+    /// `(status, reason)`, e.g. `("False", "Progressing")` (empty strings when absent).
+    pub state: (String, String),
+    /// The message (empty when absent).
+    pub message: String,
+    /// The whole object (JSON, as [`wait_for_object`] reads it).
+    pub object: Value,
+}
+
+/// The `Ready` condition of `kind/name` once `accept` holds for its message (empty while it has none), waiting as
+/// [`wait_for_object`] does.
+///
+/// Errors: those of [`wait_for_object`].
+pub async fn wait_for_ready_message(
+    client: &kube::Client,
+    namespace: &str,
+    kind: &str,
+    name: &str,
+    operator: &OperatorProcess,
+    accept: impl Fn(&str) -> bool,
+) -> anyhow::Result<Ready> {
+    let what = format!("{kind} {name}'s Ready message");
+    let object = wait_for_object(client, namespace, kind, name, &what, operator, |object| {
+        accept(
+            condition(object, "Ready")["message"]
+                .as_str()
+                .unwrap_or_default(),
+        )
+    })
+    .await?;
+    let ready = condition(&object, "Ready");
+    let text = |key: &str| ready[key].as_str().unwrap_or_default().to_owned();
+    Ok(Ready {
+        state: (text("status"), text("reason")),
+        message: text("message"),
+        object,
+    })
+}
+
 /// The condition of `type_` in an object's status (Null when absent).
 pub fn condition(object: &Value, type_: &str) -> Value {
     object["status"]["conditions"]

@@ -1,6 +1,6 @@
 //! One namespace per test, deleted when the test ends.
 
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, ResourceQuota};
 use kube::Api;
 use kube::api::PostParams;
 use std::process::{Command, Stdio};
@@ -72,4 +72,32 @@ fn rand_u32() -> u32 {
             .as_nanos(),
     );
     h.finish() as u32
+}
+
+/// Creates the ResourceQuota `name` in `namespace` capping `requests.nvidia.com/gpu` at `gpus`, then waits (up to
+/// 30 s) until the quota controller has counted it (`status.hard` set), so admission surely applies it to the next
+/// pod.
+///
+/// Errors: the create, or the wait's timeout.
+pub async fn gpu_quota(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    gpus: &str,
+) -> anyhow::Result<()> {
+    let quotas = Api::<ResourceQuota>::namespaced(client.clone(), namespace);
+    let quota: ResourceQuota = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name},
+        "spec": {"hard": {"requests.nvidia.com/gpu": gpus}},
+    }))?;
+    quotas.create(&PostParams::default(), &quota).await?;
+    crate::wait_for(
+        "the quota to be counted",
+        std::time::Duration::from_secs(30),
+        || async {
+            let counted = quotas.get(name).await?.status.and_then(|s| s.hard);
+            Ok(counted.is_some().then_some(()))
+        },
+    )
+    .await
 }

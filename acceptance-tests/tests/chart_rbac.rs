@@ -14,13 +14,11 @@ use std::time::Duration;
 use acceptance_tests::chart::{Helm, find};
 use acceptance_tests::inference::{create_gateway, echo_spec};
 use acceptance_tests::modelfleet::{api, bound_claim, create};
+use acceptance_tests::namespace::gpu_quota;
 use acceptance_tests::rbac::{
     http_add_on_rules, kubeconfig_with_exact_rules, lease_rules, operator_rules,
 };
 use acceptance_tests::{Cluster, OperatorProcess, TestNamespace, wait_for};
-use k8s_openapi::api::core::v1::ResourceQuota;
-use kube::Api;
-use kube::api::PostParams;
 use serde_json::{Value, json};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
@@ -77,18 +75,7 @@ async fn exercise(cluster: &Cluster, client: &kube::Client, ns: &str) -> anyhow:
         ),
     )
     .await?;
-    let quota: ResourceQuota = serde_json::from_value(json!({
-        "metadata": {"name": "no-gpus"},
-        "spec": {"hard": {"requests.nvidia.com/gpu": "0"}},
-    }))?;
-    let quotas = Api::<ResourceQuota>::namespaced(client.clone(), ns);
-    quotas.create(&PostParams::default(), &quota).await?;
-    // Counted by the quota controller first, so admission surely applies it to the run's pod.
-    wait_for("the quota to be counted", TIMEOUT, || async {
-        let q = quotas.get("no-gpus").await?;
-        Ok(q.status.and_then(|s| s.hard).is_some().then_some(()))
-    })
-    .await?;
+    gpu_quota(client, ns, "no-gpus", "0").await?;
     create(
         client,
         ns,

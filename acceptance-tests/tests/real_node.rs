@@ -20,7 +20,6 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use acceptance_tests::cluster::repo_root;
-use acceptance_tests::inference::{condition, condition_message};
 use acceptance_tests::modelfleet::{self, create, example};
 use acceptance_tests::process::operator_kubeconfig;
 use acceptance_tests::real_node::{ECHO_IMAGE, NODE_NAME};
@@ -483,6 +482,13 @@ async fn a_restricted_run_runs_as_its_user_without_privileges_under_seccomp() ->
     Ok(())
 }
 
+/// The `Ready` condition of `kind/name` once its message names the kubelet's `CreateContainerConfigError`.
+async fn kubelet_refusal(s: &Setup, kind: &str, name: &str) -> anyhow::Result<modelfleet::Ready> {
+    let refused = |m: &str| m.contains("CreateContainerConfigError");
+    modelfleet::wait_for_ready_message(&s.client, s.ns.name(), kind, name, &s.operator, refused)
+        .await
+}
+
 // `level: restricted` without `runAsUser` for an image that runs as root (our echo image does): the kubelet refuses to
 // start it, and the InferenceService's `Ready` names the pod, the container and the kubelet's reason instead of
 // only "rollout in progress".
@@ -495,21 +501,9 @@ async fn a_root_image_under_restricted_stalls_and_ready_says_why() -> anyhow::Re
     let ns = s.ns.name();
     let service = echo_service("rooted", json!({"podSecurity": {"level": "restricted"}}));
     create(&s.client, ns, service).await?;
-    let services = modelfleet::api(&s.client, ns, "InferenceService");
-    let (ready, message) = wait_for(
-        "Ready to name the kubelet's refusal",
-        Duration::from_secs(120),
-        || async {
-            let object = services.get("rooted").await?;
-            let message = condition_message(&object, "Ready");
-            Ok(message
-                .contains("CreateContainerConfigError")
-                .then(|| (condition(&object, "Ready"), message)))
-        },
-    )
-    .await
-    .map_err(|e| e.context(s.operator.log_tail()))?;
-    assert_eq!(ready, Some(("False".to_owned(), "Progressing".to_owned())));
+    let ready = kubelet_refusal(&s, "InferenceService", "rooted").await?;
+    let message = ready.message;
+    assert_eq!(ready.state, ("False".to_owned(), "Progressing".to_owned()));
     assert!(
         message.starts_with("rollout stalled: pod rooted-")
             && message.contains("container main: CreateContainerConfigError")
@@ -534,23 +528,10 @@ async fn a_root_run_under_restricted_stalls_and_ready_says_why() -> anyhow::Resu
         json!({"podSecurity": {"level": "restricted"}}),
     );
     create(&s.client, ns, run).await?;
-    let runs = modelfleet::api(&s.client, ns, "TrainingRun");
-    let (ready, message, phase) = wait_for(
-        "the run's Ready to name the kubelet's refusal",
-        Duration::from_secs(120),
-        || async {
-            let object = runs.get("rooted").await?;
-            let message = condition_message(&object, "Ready");
-            Ok(message.contains("CreateContainerConfigError").then(|| {
-                let phase = object.data["status"]["phase"].clone();
-                (condition(&object, "Ready"), message, phase)
-            }))
-        },
-    )
-    .await
-    .map_err(|e| e.context(s.operator.log_tail()))?;
-    assert_eq!(ready, Some(("False".to_owned(), "Progressing".to_owned())));
-    assert_eq!(phase, "Pending");
+    let ready = kubelet_refusal(&s, "TrainingRun", "rooted").await?;
+    let message = ready.message;
+    assert_eq!(ready.state, ("False".to_owned(), "Progressing".to_owned()));
+    assert_eq!(ready.object["status"]["phase"], "Pending");
     assert!(
         message.starts_with("run stalled: pod rooted-")
             && message.contains("container main: CreateContainerConfigError")

@@ -12,8 +12,8 @@
 
 use std::time::Duration;
 
-use acceptance_tests::inference::{api, apply, condition_message, isvc_resource, operator};
-use acceptance_tests::modelfleet::create;
+use acceptance_tests::inference::{api, apply, isvc_resource, operator};
+use acceptance_tests::modelfleet::{create, wait_for_ready_message};
 use acceptance_tests::{Cluster, wait_for};
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -137,7 +137,7 @@ async fn restricted_refuses_exactly_the_settings_the_docs_list() {
     let cluster = Cluster::for_tests();
     let ns = labelled_namespace(&cluster, "sec-pss-restricted", "restricted").await;
     let client = cluster.client().await.unwrap();
-    let _operator = operator(&cluster, ns.name(), &[]).unwrap();
+    let operator = operator(&cluster, ns.name(), &[]).unwrap();
     apply(&api(&client, ns.name(), &isvc_resource()), "echo", echo())
         .await
         .unwrap();
@@ -173,20 +173,22 @@ async fn restricted_refuses_exactly_the_settings_the_docs_list() {
         assert!(!message.contains(baseline), "{baseline} in: {message}");
     }
     // The InferenceService says why its rollout is stuck (from the Deployment's ReplicaFailure condition).
-    let isvcs = api(&client, ns.name(), &isvc_resource());
-    let ready = wait_for(
-        "Ready to name the refusal",
-        Duration::from_secs(60),
-        || async {
-            let message = condition_message(&isvcs.get("echo").await?, "Ready");
-            Ok(message.contains("violates PodSecurity").then_some(message))
-        },
+    let refused = |m: &str| m.contains("violates PodSecurity");
+    let isvc = wait_for_ready_message(
+        &client,
+        ns.name(),
+        "InferenceService",
+        "echo",
+        &operator,
+        refused,
     )
     .await
     .unwrap();
     assert!(
-        ready.starts_with("rollout stalled: the ReplicaSet cannot create pods: "),
-        "{ready}"
+        isvc.message
+            .starts_with("rollout stalled: the ReplicaSet cannot create pods: "),
+        "{}",
+        isvc.message
     );
     // A TrainingRun says it too, from the Job controller's FailedCreate Event (a Job has no such condition).
     let run = json!({
@@ -194,20 +196,21 @@ async fn restricted_refuses_exactly_the_settings_the_docs_list() {
         "spec": {"container": {"image": "modelfleet.local/sim:never"}},
     });
     create(&client, ns.name(), run).await.unwrap();
-    let runs = acceptance_tests::modelfleet::api(&client, ns.name(), "TrainingRun");
-    let ready = wait_for(
-        "the run's Ready to name the refusal",
-        Duration::from_secs(60),
-        || async {
-            let message = condition_message(&runs.get("train").await?, "Ready");
-            Ok(message.contains("violates PodSecurity").then_some(message))
-        },
+    let run = wait_for_ready_message(
+        &client,
+        ns.name(),
+        "TrainingRun",
+        "train",
+        &operator,
+        refused,
     )
     .await
     .unwrap();
     assert!(
-        ready.starts_with("run stalled: the Job cannot create pods: "),
-        "{ready}"
+        run.message
+            .starts_with("run stalled: the Job cannot create pods: "),
+        "{}",
+        run.message
     );
 }
 

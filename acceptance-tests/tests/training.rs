@@ -12,14 +12,14 @@
 
 use std::time::Duration;
 
-use acceptance_tests::inference::{condition, condition_message};
 use acceptance_tests::modelfleet::{self, bound_claim, create, example, reconcile_errors};
+use acceptance_tests::namespace::gpu_quota;
 use acceptance_tests::process::OPERATOR_USER;
 use acceptance_tests::{Cluster, OperatorProcess, TestNamespace, wait_for};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Pod, ResourceQuota, Service};
 use kube::Api;
-use kube::api::{DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 /// A test namespace with the CRDs installed, an admin client and an operator watching it.
@@ -500,30 +500,15 @@ async fn settled_runs_and_datasets_cost_zero_writes() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `(Ready status, reason, message, phase)` of run `name` once `accept` holds for its `Ready` message.
+/// The `Ready` condition of run `name` once `accept` holds for its message.
 async fn wait_ready_message(
     client: &kube::Client,
     ns: &str,
     name: &str,
     operator: &OperatorProcess,
     accept: impl Fn(&str) -> bool,
-) -> anyhow::Result<(Option<(String, String)>, String, Value)> {
-    let runs = modelfleet::api(client, ns, "TrainingRun");
-    wait_for(
-        &format!("{name}'s Ready message"),
-        Duration::from_secs(90),
-        || {
-            let (runs, accept) = (runs.clone(), &accept);
-            async move {
-                let run = runs.get(name).await?;
-                let message = condition_message(&run, "Ready");
-                let phase = run.data["status"]["phase"].clone();
-                Ok(accept(&message).then(|| (condition(&run, "Ready"), message, phase)))
-            }
-        },
-    )
-    .await
-    .map_err(|e| e.context(operator.log_tail()))
+) -> anyhow::Result<modelfleet::Ready> {
+    modelfleet::wait_for_ready_message(client, ns, "TrainingRun", name, operator, accept).await
 }
 
 // A run whose fit budget only a 141gi card meets (no simulated node has one) waits Pending with
@@ -540,18 +525,19 @@ async fn a_run_no_node_can_place_says_unschedulable() -> anyhow::Result<()> {
         run_manifest("huge", "modelfleet.local/sim:never", gpu),
     )
     .await?;
-    let (ready, message, phase) = wait_ready_message(&client, ns, "huge", &operator, |m| {
+    let ready = wait_ready_message(&client, ns, "huge", &operator, |m| {
         m.contains("nodes are available")
     })
     .await?;
     assert_eq!(
-        ready,
-        Some(("False".to_owned(), "Unschedulable".to_owned()))
+        ready.state,
+        ("False".to_owned(), "Unschedulable".to_owned())
     );
-    assert_eq!(phase, "Pending");
+    assert_eq!(ready.object["status"]["phase"], "Pending");
     assert!(
-        message.starts_with("0/"),
-        "the scheduler's message: {message}"
+        ready.message.starts_with("0/"),
+        "the scheduler's message: {}",
+        ready.message
     );
     Ok(())
 }
@@ -564,24 +550,7 @@ async fn a_run_no_node_can_place_says_unschedulable() -> anyhow::Result<()> {
 async fn a_run_a_gpu_quota_refuses_says_so_until_the_quota_allows_its_pod() -> anyhow::Result<()> {
     let (_cluster, ns, client, operator) = setup("trun-quota").await?;
     let ns = ns.name();
-    let quotas = Api::<ResourceQuota>::namespaced(client.clone(), ns);
-    let quota = |gpus: &str| -> anyhow::Result<ResourceQuota> {
-        Ok(serde_json::from_value(json!({
-            "metadata": {"name": "gpus"},
-            "spec": {"hard": {"requests.nvidia.com/gpu": gpus}},
-        }))?)
-    };
-    quotas.create(&PostParams::default(), &quota("0")?).await?;
-    // The quota controller must have counted the namespace before the admission check uses it.
-    wait_for(
-        "the quota to be counted",
-        Duration::from_secs(30),
-        || async {
-            let q = quotas.get("gpus").await?;
-            Ok(q.status.and_then(|s| s.hard).is_some().then_some(()))
-        },
-    )
-    .await?;
+    gpu_quota(&client, ns, "gpus", "0").await?;
     let gpu = json!({"gpu": {"count": 1, "fit": {"modules": [
         {"name": "weights", "weightsGiB": 110, "kvCacheGiB": 8, "placement": "sharded"}]}}});
     create(
@@ -590,34 +559,35 @@ async fn a_run_a_gpu_quota_refuses_says_so_until_the_quota_allows_its_pod() -> a
         run_manifest("capped", "modelfleet.local/sim:never", gpu),
     )
     .await?;
-    let (ready, message, phase) = wait_ready_message(&client, ns, "capped", &operator, |m| {
+    let ready = wait_ready_message(&client, ns, "capped", &operator, |m| {
         m.starts_with("run stalled")
     })
     .await?;
-    assert_eq!(ready, Some(("False".to_owned(), "Progressing".to_owned())));
-    assert_eq!(phase, "Pending");
+    assert_eq!(ready.state, ("False".to_owned(), "Progressing".to_owned()));
+    assert_eq!(ready.object["status"]["phase"], "Pending");
+    let message = &ready.message;
     assert!(
         message.starts_with("run stalled: the Job cannot create pods: exceeded quota: gpus, ")
             && !message.contains("capped-"),
         "{message}"
     );
 
-    quotas
+    Api::<ResourceQuota>::namespaced(client.clone(), ns)
         .patch(
             "gpus",
             &PatchParams::default(),
             &Patch::Merge(&json!({"spec": {"hard": {"requests.nvidia.com/gpu": "8"}}})),
         )
         .await?;
-    let (ready, _, phase) = wait_ready_message(&client, ns, "capped", &operator, |m| {
+    let ready = wait_ready_message(&client, ns, "capped", &operator, |m| {
         !m.starts_with("run stalled")
     })
     .await?;
     assert_eq!(
-        ready,
-        Some(("False".to_owned(), "Unschedulable".to_owned()))
+        ready.state,
+        ("False".to_owned(), "Unschedulable".to_owned())
     );
-    assert_eq!(phase, "Pending");
+    assert_eq!(ready.object["status"]["phase"], "Pending");
     assert_eq!(reconcile_errors(&operator, "TrainingRun")?, 0.0);
     Ok(())
 }
