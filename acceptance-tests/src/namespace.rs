@@ -74,21 +74,21 @@ fn rand_u32() -> u32 {
     h.finish() as u32
 }
 
-/// Creates the ResourceQuota `name` in `namespace` capping `requests.nvidia.com/gpu` at `gpus`, then waits (up to
-/// 30 s) until the quota controller has counted it (`status.hard` set), so admission surely applies it to the next
-/// pod.
+/// Creates the ResourceQuota `name` in `namespace` capping `resource` (a quota key such as `pods` or
+/// `requests.nvidia.com/gpu`) at `amount`, then waits (up to 30 s) until the quota controller has counted it
+/// (`status.hard` set), so admission surely applies it to the next pod.
 ///
 /// Errors: the create, or the wait's timeout.
-pub async fn gpu_quota(
+pub async fn resource_quota(
     client: &kube::Client,
     namespace: &str,
     name: &str,
-    gpus: &str,
+    (resource, amount): (&str, &str),
 ) -> anyhow::Result<()> {
     let quotas = Api::<ResourceQuota>::namespaced(client.clone(), namespace);
     let quota: ResourceQuota = serde_json::from_value(serde_json::json!({
         "metadata": {"name": name},
-        "spec": {"hard": {"requests.nvidia.com/gpu": gpus}},
+        "spec": {"hard": {resource: amount}},
     }))?;
     quotas.create(&PostParams::default(), &quota).await?;
     crate::wait_for(

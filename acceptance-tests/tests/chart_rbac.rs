@@ -14,7 +14,7 @@ use std::time::Duration;
 use acceptance_tests::chart::{Helm, find};
 use acceptance_tests::inference::{create_gateway, echo_spec};
 use acceptance_tests::modelfleet::{api, bound_claim, create};
-use acceptance_tests::namespace::gpu_quota;
+use acceptance_tests::namespace::resource_quota;
 use acceptance_tests::rbac::{
     http_add_on_rules, kubeconfig_with_exact_rules, lease_rules, operator_rules,
 };
@@ -75,7 +75,7 @@ async fn exercise(cluster: &Cluster, client: &kube::Client, ns: &str) -> anyhow:
         ),
     )
     .await?;
-    gpu_quota(client, ns, "no-gpus", "0").await?;
+    resource_quota(client, ns, "no-gpus", ("requests.nvidia.com/gpu", "0")).await?;
     create(
         client,
         ns,

@@ -4,7 +4,7 @@
 //! template is never touched again (case O-05); suspend, resume and cancel toggle only the Job's
 //! `suspend` through its own field manager (case O-06); a run no node can place says `Unschedulable`
 //! and one whose pods a GPU quota refuses says `run stalled: the Job cannot create pods`, until the
-//! quota allows its pod.
+//! quota allows its pod; a run a pod quota cuts short is `Degraded=True, PodsRefused` until its pods exist.
 //!
 //! One operator process per test, watching only the test's namespace, running as the chart's
 //! ClusterRole. Pod outcomes come from the kwok Stages: `modelfleet.local/sim:fail` fails,
@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use acceptance_tests::modelfleet::{self, bound_claim, create, example, reconcile_errors};
-use acceptance_tests::namespace::gpu_quota;
+use acceptance_tests::namespace::resource_quota;
 use acceptance_tests::process::OPERATOR_USER;
 use acceptance_tests::{Cluster, OperatorProcess, TestNamespace, wait_for};
 use k8s_openapi::api::batch::v1::Job;
@@ -550,7 +550,7 @@ async fn a_run_no_node_can_place_says_unschedulable() -> anyhow::Result<()> {
 async fn a_run_a_gpu_quota_refuses_says_so_until_the_quota_allows_its_pod() -> anyhow::Result<()> {
     let (_cluster, ns, client, operator) = setup("trun-quota").await?;
     let ns = ns.name();
-    gpu_quota(&client, ns, "gpus", "0").await?;
+    resource_quota(&client, ns, "gpus", ("requests.nvidia.com/gpu", "0")).await?;
     let gpu = json!({"gpu": {"count": 1, "fit": {"modules": [
         {"name": "weights", "weightsGiB": 110, "kvCacheGiB": 8, "placement": "sharded"}]}}});
     create(
@@ -588,6 +588,73 @@ async fn a_run_a_gpu_quota_refuses_says_so_until_the_quota_allows_its_pod() -> a
         ("False".to_owned(), "Unschedulable".to_owned())
     );
     assert_eq!(ready.object["status"]["phase"], "Pending");
+    assert_eq!(reconcile_errors(&operator, "TrainingRun")?, 0.0);
+    Ok(())
+}
+
+// A run of two pods in a namespace whose quota allows one: the first pod runs (phase Running, `Ready` True), the
+// second is refused, and `Degraded=True, PodsRefused` says how many are missing and why, with a Warning Event.
+// Raising the quota lets the Job controller create the second pod, and `Degraded` clears.
+#[tokio::test]
+async fn a_run_a_pod_quota_cuts_short_is_degraded_until_its_pods_exist() -> anyhow::Result<()> {
+    let (_cluster, ns, client, operator) = setup("trun-partial").await?;
+    let ns = ns.name();
+    resource_quota(&client, ns, "pods", ("pods", "1")).await?;
+    let pair = json!({"parallelism": 2, "completions": 2});
+    create(
+        &client,
+        ns,
+        run_manifest("pair", "modelfleet.local/sim:never", pair),
+    )
+    .await?;
+    let degraded = |object: &Value| modelfleet::condition(object, "Degraded");
+    let run = modelfleet::wait_for_object(
+        &client,
+        ns,
+        "TrainingRun",
+        "pair",
+        "the run to run and say its other pod is refused",
+        &operator,
+        |run| degraded(run)["reason"] == "PodsRefused" && run["status"]["phase"] == "Running",
+    )
+    .await?;
+    let message = degraded(&run)["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(degraded(&run)["status"], "True");
+    assert!(
+        message.starts_with("the Job cannot create 1 of its 2 pods: exceeded quota: pods, ")
+            && !message.contains("pair-"),
+        "{message}"
+    );
+    assert_eq!(modelfleet::condition(&run, "Ready")["status"], "True");
+    let warned = modelfleet::events(&client, ns, "pair").await?;
+    assert!(
+        warned
+            .iter()
+            .any(|(reason, note)| reason == "PodsRefused" && *note == message),
+        "{warned:?}"
+    );
+
+    Api::<ResourceQuota>::namespaced(client.clone(), ns)
+        .patch(
+            "pods",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"hard": {"pods": "2"}}})),
+        )
+        .await?;
+    let run = modelfleet::wait_for_object(
+        &client,
+        ns,
+        "TrainingRun",
+        "pair",
+        "both pods and Degraded cleared",
+        &operator,
+        |run| run["status"]["active"] == 2 && degraded(run)["status"] == "False",
+    )
+    .await?;
+    assert_eq!(degraded(&run)["reason"], "AsExpected");
     assert_eq!(reconcile_errors(&operator, "TrainingRun")?, 0.0);
     Ok(())
 }

@@ -95,6 +95,9 @@ vocabulary! {
         ScaledToZero,
         /// Ready=False: the scheduler cannot place the pods on any node (no node of the capacity class).
         Unschedulable,
+        /// TrainingRun Degraded=True: the Job controller cannot create some of the run's pods (a ResourceQuota, Pod
+        /// Security); the message has how many and the API server's reason.
+        PodsRefused,
         /// Ready=False: the last reconcile failed; the message has the error.
         ReconcileError,
         /// Ready=False: a child's name is taken by an object this one does not own (someone else's, or a deleted

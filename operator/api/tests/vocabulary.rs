@@ -289,6 +289,12 @@ fn training_reasons() -> Vec<DesiredCondition> {
     };
     let job = job(false, None);
     out.extend(training::desired(&plain, &rendered.facts, None, Some(&job), findings).conditions);
+    // A run whose Job cannot create its pod (a quota).
+    let findings = training::PodFindings {
+        refused: Some("exceeded quota: gpus"),
+        ..Default::default()
+    };
+    out.extend(training::desired(&plain, &rendered.facts, None, Some(&job), findings).conditions);
     out
 }
 

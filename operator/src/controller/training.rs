@@ -29,7 +29,7 @@ use kube::runtime::WatchStreamExt as _;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
-use model_fleet_api::conditions::{self, ConditionType};
+use model_fleet_api::conditions::{self, ConditionType, Reason};
 use model_fleet_api::names::label_value;
 use model_fleet_api::render::{
     self, LABEL_TRAINING, RenderedTraining, TrainingChildren, TrainingFacts,
@@ -169,7 +169,10 @@ async fn pipeline(run: &TrainingRun, ctx: &Context) -> Result<Action> {
     draft.status.next_transition = schedule
         .next_transition(own_intent)
         .filter(|_| !facts.cancelled);
-    let phase = draft.status.phase;
+    let awaiting = draft.status.phase == Some(TrainingPhase::Pending)
+        || job
+            .as_ref()
+            .is_some_and(|job| status::awaits_pods(job, facts.cancelled));
     write(ctx, run, &owner, draft).await?;
     match refusal {
         Some(refusal) if job.is_none() && may_create => {
@@ -177,7 +180,7 @@ async fn pipeline(run: &TrainingRun, ctx: &Context) -> Result<Action> {
             Ok(Action::requeue(ctx.config.resync))
         }
         _ => Ok(Action::requeue(
-            schedule.requeue_within(requeue_after(ctx, phase)),
+            schedule.requeue_within(requeue_after(ctx, awaiting)),
         )),
     }
 }
@@ -368,7 +371,7 @@ async fn write(
         .conditions
         .iter()
         .find(|c| c.type_ == ConditionType::Degraded && c.is_true())
-        .filter(|c| c.reason != model_fleet_api::conditions::Reason::Failed)
+        .filter(|c| c.reason != Reason::Failed)
         .cloned();
     let api: Api<TrainingRun> = Api::namespaced(ctx.client.clone(), &owner.namespace);
     let Some(status) = write_draft(&api, &ctx.status_writes, owner, current, draft).await? else {
@@ -377,11 +380,17 @@ async fn write(
     if let Some(refusal) = refusal.filter(|r| degraded_before.as_deref() != Some(r.reason.as_str()))
     {
         let regarding = run.object_ref(&());
+        // A render refusal, or the Job's pods refused by the API server (seen while observing them).
+        let action = if refusal.reason == Reason::PodsRefused {
+            "ObservePods"
+        } else {
+            "Render"
+        };
         events::warning(
             &ctx.recorder,
             &regarding,
             refusal.reason.as_str(),
-            "Render",
+            action,
             refusal.message,
         )
         .await;
@@ -414,11 +423,14 @@ async fn announce(ctx: &Context, run: &TrainingRun, reason: &str, action: &str, 
     events::normal(&ctx.recorder, &run.object_ref(&()), reason, action, note).await;
 }
 
-/// Requeue soon while pods are awaited, else at the resync period (the Job watch brings every change).
-fn requeue_after(ctx: &Context, phase: Option<TrainingPhase>) -> Duration {
-    match phase {
-        Some(TrainingPhase::Pending) => PENDING_REQUEUE,
-        _ => ctx.config.resync,
+/// Requeue soon while pods are awaited (a `Pending` run, or one with fewer pods than its Job wants:
+/// [`status::awaits_pods`]; the Job controller's retries change nothing the Job watch sees), else at the resync
+/// period (the Job watch brings every change).
+fn requeue_after(ctx: &Context, awaiting: bool) -> Duration {
+    if awaiting {
+        PENDING_REQUEUE
+    } else {
+        ctx.config.resync
     }
 }
 

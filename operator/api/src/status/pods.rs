@@ -68,17 +68,6 @@ pub fn stalled_pod_message(pods: &[Pod]) -> Option<String> {
 /// when the API server refuses a pod it creates (`Error creating: pods "..." is forbidden: ...`).
 pub const FAILED_CREATE: &str = "FailedCreate";
 
-/// Whether `pod` still counts as one of its workload's pods: not finished (`status.phase` `Succeeded` or `Failed`)
-/// and not being deleted. A Job with no such pod is waiting for the Job controller to create one.
-pub fn is_live(pod: &Pod) -> bool {
-    let finished = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.phase.as_deref())
-        .is_some_and(|phase| phase == "Succeeded" || phase == "Failed");
-    !finished && pod.metadata.deletion_timestamp.is_none()
-}
-
 /// Why pods cannot be created: the latest [`FAILED_CREATE`] Event among `events` (core/v1 Events of one object) that
 /// happened at or after `since` (older ones speak of an earlier attempt: before a resume, or before the newest pod),
 /// latest by the Event's own last time (`series.lastObservedTime`, else `lastTimestamp`, else `eventTime`, else

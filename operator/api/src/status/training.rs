@@ -7,48 +7,19 @@
 //! the Job again.
 
 use k8s_openapi::api::batch::v1::{Job, JobCondition};
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
-use k8s_openapi::jiff::Timestamp;
+
+mod awaiting;
+
+pub use awaiting::{
+    PodFindings, awaits_pods, missing_pods, needs_pod_scan, refusals_since, wanted_pods,
+};
+use awaiting::{pending_ready, pods_refused};
 
 use super::Draft;
 use crate::conditions::{self, ConditionType, DesiredCondition, Reason};
 use crate::render::{RenderError, TrainingFacts};
 use crate::{TrainingPhase, TrainingRun, TrainingRunStatus};
-
-/// Why the run's pods do not run, as the controller read them while the run is `Pending` ([`needs_pod_scan`]); all
-/// `None` when it did not look (or found nothing).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PodFindings<'a> {
-    /// The Job controller's latest refusal to create a pod, read only while the Job has no live pod
-    /// ([`super::pods::failed_create_message`] since [`refusals_since`]: Pod Security admission, a ResourceQuota such
-    /// as one on `requests.nvidia.com/gpu`).
-    pub refused: Option<&'a str>,
-    /// The scheduler's message for a pod it cannot place ([`super::pods::unschedulable_message`]).
-    pub unschedulable: Option<&'a str>,
-    /// A container the kubelet will not start without a change ([`super::pods::stalled_pod_message`]).
-    pub stalled: Option<&'a str>,
-}
-
-/// Whether [`desired`] can use [`PodFindings`] for `job`, so the controller must read the Job's pods: only while the
-/// run is `Pending` (no outcome, not suspended or cancelled, no pod ready: before the first pod, or while a failed
-/// one is replaced), and not in the reconcile that created the Job (no pod can exist yet).
-pub fn needs_pod_scan(job: &Job, cancelled: bool, created_now: bool) -> bool {
-    !created_now && derive(cancelled, Some(job), None).phase == TrainingPhase::Pending
-}
-
-/// Since when a `FailedCreate` Event speaks for the Job's current attempt: the later of the Job's `status.startTime`
-/// (cleared on suspend and set again on resume by the Job controller) and the newest pod's creation; `None` when
-/// neither is known. An older refusal is about pods the Job no longer wants, or was followed by a pod that was
-/// created.
-pub fn refusals_since(job: &Job, pods: &[Pod]) -> Option<Timestamp> {
-    let started = job.status.as_ref().and_then(|s| s.start_time.as_ref());
-    pods.iter()
-        .filter_map(|p| p.metadata.creation_timestamp.as_ref())
-        .chain(started)
-        .map(|t| t.0)
-        .max()
-}
 
 /// Reason of a run whose Job disappeared before the run was seen to finish (deleted by hand or by a TTL of 0).
 pub const JOB_DELETED: &str = "JobDeleted";
@@ -213,7 +184,8 @@ fn without_job(cancelled: bool, previous: Option<&TrainingRunStatus>) -> RunFact
 /// The desired status of `run`.
 ///
 /// `facts` are render's (always known, even when render refused), `refusal` is render's error, `job` the live Job,
-/// `findings` what its pods say while the run is `Pending` (`Ready` names it: see [`RunConditions`]).
+/// `findings` what its pods say while the run [`awaits_pods`]: a `Pending` run's `Ready` names it (see
+/// [`RunConditions`]), and a refusal to create pods also sets `Degraded=True, PodsRefused`, for a `Running` run too.
 /// A refusal matters only while it blocks the creation of the Job (no Job yet, and one may still be created): then
 /// `Ready=False` and `Degraded=True` carry its reason and message, and `DatasetsReady` says which Dataset refused.
 /// Once a Job was created its mounts are fixed, so `DatasetsReady` keeps what it said then (a Dataset deleted after
@@ -238,6 +210,13 @@ pub fn desired(
         findings,
         datasets_ready(run, refusal, job_created, current),
     );
+    let awaiting = matches!(
+        run_facts.phase,
+        TrainingPhase::Pending | TrainingPhase::Running
+    );
+    if let (Some(job), Some(refused), true) = (job, findings.refused, awaiting) {
+        list.degraded = pods_refused(job, refused);
+    }
     if let Some(refusal) =
         refusal.filter(|_| job.is_none() && may_create_job(facts.cancelled, previous))
     {
@@ -375,32 +354,6 @@ impl RunConditions {
     fn into_vec(self) -> Vec<DesiredCondition> {
         vec![self.ready, self.suspended, self.datasets, self.degraded]
     }
-}
-
-/// `Ready` of a `Pending` run, by precedence: the Job cannot create pods (`Progressing`, `run stalled: the Job cannot
-/// create pods: ...`), the scheduler cannot place a pod (`Unschedulable`, the scheduler's message), a container
-/// cannot start (`Progressing`, `run stalled: pod ...`), else `Progressing`, `waiting for a ready pod`. A stalled run
-/// otherwise waits for `activeDeadlineSeconds` (or forever) saying only that it waits.
-fn pending_ready(findings: PodFindings<'_>) -> DesiredCondition {
-    let (reason, message) = match findings {
-        PodFindings {
-            refused: Some(refused),
-            ..
-        } => (
-            Reason::Progressing,
-            format!("run stalled: the Job cannot create pods: {refused}"),
-        ),
-        PodFindings {
-            unschedulable: Some(message),
-            ..
-        } => (Reason::Unschedulable, message.to_owned()),
-        PodFindings {
-            stalled: Some(stalled),
-            ..
-        } => (Reason::Progressing, format!("run stalled: {stalled}")),
-        _ => (Reason::Progressing, "waiting for a ready pod".to_owned()),
-    };
-    DesiredCondition::new(ConditionType::Ready, false, reason, message)
 }
 
 /// `DatasetsReady`: the dataset check of render; kept as it was once a Job was created (see [`desired`]).

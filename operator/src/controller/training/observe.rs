@@ -1,5 +1,5 @@
-//! observe: what a `Pending` run's pods say about why they do not run (the scheduler, the kubelet, the Job
-//! controller's refusals), for the pure status module ([`model_fleet_api::status::training::PodFindings`]).
+//! observe: what the pods of a run that awaits them say about why they do not run (the scheduler, the kubelet, the
+//! Job controller's refusals), for the pure status module ([`model_fleet_api::status::training::PodFindings`]).
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Event, Pod};
@@ -29,13 +29,13 @@ impl PodScan {
     }
 }
 
-/// observe: why a `Pending` run's pods do not run. Lists the Job's pods (label `batch.kubernetes.io/controller-uid`,
-/// which the API server puts in the template of a Job without `manualSelector`, as the operator renders them) for
-/// the scheduler's and the kubelet's word; when the Job has no live pod ([`status_pods::is_live`]), lists its
-/// `FailedCreate` Events (field selector on `involvedObject.uid` and `reason`; the Job controller writes its
-/// refusals nowhere else) and keeps the latest since [`status::refusals_since`]. One or two list requests per
-/// reconcile, only while the run is `Pending` ([`status::needs_pod_scan`]; such a run is requeued every
-/// [`super::PENDING_REQUEUE`]).
+/// observe: why the pods of a run that awaits them do not run. Lists the Job's pods (label
+/// `batch.kubernetes.io/controller-uid`, which the API server puts in the template of a Job without
+/// `manualSelector`, as the operator renders them) for the scheduler's and the kubelet's word; when the Job has fewer
+/// pods than it wants ([`status::missing_pods`]), lists its `FailedCreate` Events (field selector on
+/// `involvedObject.uid` and `reason`; the Job controller writes its refusals nowhere else) and keeps the latest since
+/// [`status::refusals_since`]. One or two list requests per reconcile, only while the run awaits pods
+/// ([`status::needs_pod_scan`]; such a run is requeued every [`super::PENDING_REQUEUE`]).
 ///
 /// Best effort: these reads only explain a wait, so a refused or failed list (RBAC: `pods` and core `events`,
 /// `list`) is logged as a warning and the run's status is written without them, not held back by a reconcile error.
@@ -60,12 +60,13 @@ async fn read(ctx: &Context, job: &Job) -> Result<PodScan> {
         .await
         .map_err(|e| Error::fetch(what("pods"), e))?
         .items;
-    if pods.iter().any(status_pods::is_live) {
-        return Ok(PodScan {
-            refused: None,
-            unschedulable: status_pods::unschedulable_message(&pods),
-            stalled: status_pods::stalled_pod_message(&pods),
-        });
+    let scan = PodScan {
+        refused: None,
+        unschedulable: status_pods::unschedulable_message(&pods),
+        stalled: status_pods::stalled_pod_message(&pods),
+    };
+    if status::missing_pods(job) == 0 {
+        return Ok(scan);
     }
     let fields = format!(
         "involvedObject.uid={uid},reason={}",
@@ -79,6 +80,6 @@ async fn read(ctx: &Context, job: &Job) -> Result<PodScan> {
     let since = status::refusals_since(job, &pods);
     Ok(PodScan {
         refused: status_pods::failed_create_message(&events, since).map(str::to_owned),
-        ..PodScan::default()
+        ..scan
     })
 }

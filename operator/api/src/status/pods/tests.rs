@@ -137,25 +137,3 @@ fn the_latest_failed_create_event_is_the_refusal() {
         );
     }
 }
-
-/// A finished pod or one being deleted is not live: a Job with only such pods waits for a new one.
-#[test]
-fn finished_and_deleted_pods_are_not_live() {
-    let pod = |phase: &str, deleting: bool| Pod {
-        metadata: ObjectMeta {
-            deletion_timestamp: deleting.then(|| Time(Timestamp::from_second(1).unwrap())),
-            ..Default::default()
-        },
-        status: Some(PodStatus {
-            phase: Some(phase.into()),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    assert!(is_live(&pod("Pending", false)));
-    assert!(is_live(&pod("Running", false)));
-    assert!(is_live(&Pod::default()));
-    assert!(!is_live(&pod("Running", true)));
-    assert!(!is_live(&pod("Failed", false)));
-    assert!(!is_live(&pod("Succeeded", false)));
-}

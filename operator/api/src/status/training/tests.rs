@@ -209,7 +209,7 @@ fn a_job_is_created_once() {
 }
 
 #[test]
-fn pods_are_scanned_only_while_the_run_is_pending() {
+fn pods_are_scanned_only_while_the_run_awaits_them() {
     let waiting = JobStatus {
         active: Some(1),
         ready: Some(0),
@@ -304,4 +304,145 @@ fn refusals_count_from_the_latest_start_or_pod() {
     assert_eq!(refusals_since(&started, &[]), Some(at(10).0));
     assert_eq!(refusals_since(&started, &[pod(5), pod(20)]), Some(at(20).0));
     assert_eq!(refusals_since(&job(false, JobStatus::default()), &[]), None);
+}
+
+/// A Job of `parallelism` pods (and `completions`, when given) with `status`.
+fn parallel_job(parallelism: i32, completions: Option<i32>, status: JobStatus) -> Job {
+    let mut job = job(false, status);
+    let spec = job.spec.get_or_insert_default();
+    spec.parallelism = Some(parallelism);
+    spec.completions = completions;
+    job
+}
+
+fn counts(active: i32, ready: i32, succeeded: i32) -> JobStatus {
+    JobStatus {
+        active: Some(active),
+        ready: Some(ready),
+        succeeded: Some(succeeded),
+        ..Default::default()
+    }
+}
+
+/// The pods a Job wants follow the Job controller's `wantActive`: parallelism, capped by the completions left; a
+/// work queue (no completions) wants no new pod once one succeeded.
+#[test]
+fn wanted_and_missing_pods_follow_the_job_controller() {
+    let queue = parallel_job(4, None, counts(1, 1, 0));
+    assert_eq!((wanted_pods(&queue), missing_pods(&queue)), (4, 3));
+    let draining = parallel_job(4, None, counts(2, 2, 1));
+    assert_eq!((wanted_pods(&draining), missing_pods(&draining)), (2, 0));
+    let tail = parallel_job(4, Some(6), counts(1, 1, 4));
+    assert_eq!((wanted_pods(&tail), missing_pods(&tail)), (2, 1));
+    let over = parallel_job(4, Some(2), counts(0, 0, 3));
+    assert_eq!((wanted_pods(&over), missing_pods(&over)), (0, 0));
+    let defaults = job(false, JobStatus::default());
+    assert_eq!((wanted_pods(&defaults), missing_pods(&defaults)), (1, 1));
+    // Under `podReplacementPolicy: Failed` a terminating pod is replaced only once it is gone.
+    let mut replacing = parallel_job(
+        2,
+        Some(2),
+        JobStatus {
+            terminating: Some(1),
+            ..counts(1, 1, 0)
+        },
+    );
+    assert_eq!(missing_pods(&replacing), 1);
+    replacing.spec.as_mut().unwrap().pod_replacement_policy = Some("Failed".into());
+    assert_eq!(missing_pods(&replacing), 0);
+}
+
+/// A running run awaits pods (so it is scanned and requeued) only while its Job misses some.
+#[test]
+fn a_running_run_awaits_pods_only_while_some_are_missing() {
+    let partial = parallel_job(2, Some(2), counts(1, 1, 0));
+    assert!(awaits_pods(&partial, false));
+    assert!(needs_pod_scan(&partial, false, false));
+    assert!(!needs_pod_scan(&partial, false, true), "created now");
+    assert!(!awaits_pods(&partial, true), "cancelled");
+    let whole = parallel_job(2, Some(2), counts(2, 2, 0));
+    assert!(!awaits_pods(&whole, false));
+    assert!(!needs_pod_scan(&whole, false, false));
+}
+
+fn training_run() -> TrainingRun {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun",
+        "metadata": {"name": "ft", "namespace": "ml", "uid": "u", "generation": 1},
+        "spec": {"container": {"image": "i"}, "parallelism": 2, "completions": 2}}))
+    .unwrap()
+}
+
+/// `(status, reason, message)` of condition `type_` in the desired status of `run` with `job` and `findings`.
+fn said(
+    run: &TrainingRun,
+    job: &Job,
+    findings: PodFindings<'_>,
+    type_: ConditionType,
+) -> (bool, Reason, String) {
+    let facts = crate::render::render_training(run, &[], &Default::default()).facts;
+    let draft = desired(run, &facts, None, Some(job), findings);
+    let c = draft
+        .conditions
+        .into_iter()
+        .find(|c| c.type_ == type_)
+        .unwrap();
+    (
+        c.status == crate::conditions::ConditionStatus::True,
+        c.reason,
+        c.message,
+    )
+}
+
+/// A refusal to create pods is `Degraded=True, PodsRefused` with how many are missing, for a run with some of its
+/// pods (its `Ready` stays True) as for one with none (its `Ready` says the run stalled); not for a run that no
+/// longer wants pods.
+#[test]
+fn refused_pods_are_degraded_with_how_many_are_missing() {
+    let run = training_run();
+    let quota = "exceeded quota: pods, requested: pods=1, used: pods=1, limited: pods=1";
+    let refused = PodFindings {
+        refused: Some(quota),
+        ..Default::default()
+    };
+    let running = parallel_job(2, Some(2), counts(1, 1, 0));
+    assert_eq!(
+        said(&run, &running, refused, ConditionType::Degraded),
+        (
+            true,
+            Reason::PodsRefused,
+            format!("the Job cannot create 1 of its 2 pods: {quota}")
+        )
+    );
+    assert_eq!(
+        said(&run, &running, refused, ConditionType::Ready),
+        (true, Reason::AsExpected, "phase Running".to_owned())
+    );
+    assert_eq!(
+        said(
+            &run,
+            &running,
+            PodFindings::default(),
+            ConditionType::Degraded
+        ),
+        (false, Reason::AsExpected, String::new())
+    );
+    let none = parallel_job(2, Some(2), counts(0, 0, 0));
+    assert_eq!(
+        said(&run, &none, refused, ConditionType::Degraded).2,
+        format!("the Job cannot create 2 of its 2 pods: {quota}")
+    );
+    assert_eq!(
+        said(&run, &none, refused, ConditionType::Ready),
+        (
+            false,
+            Reason::Progressing,
+            format!("run stalled: the Job cannot create pods: {quota}")
+        )
+    );
+    let suspended = job(true, counts(0, 0, 0));
+    assert_eq!(
+        said(&run, &suspended, refused, ConditionType::Degraded).1,
+        Reason::AsExpected
+    );
 }
