@@ -111,7 +111,8 @@ fn phase_value(object: &Json) -> Value {
         .map_or(Value::Null, Value::string)
 }
 
-/// `completed`: waits for `Succeeded`; `Failed` and `Cancelled` end the wait with an error.
+/// `completed`: waits for `Succeeded`; `Failed` and `Cancelled` end the wait with an error. While it waits, the
+/// message of `Degraded` when True, else of `Ready`, says why.
 fn completed_state(object: &Json) -> WaitState {
     let reason = object
         .pointer("/status/reason")
@@ -122,7 +123,12 @@ fn completed_state(object: &Json) -> WaitState {
         Some(TrainingPhase::Failed) => WaitState::Failed(format!("the run failed: {reason}")),
         Some(TrainingPhase::Cancelled) => WaitState::Failed("the run was cancelled".into()),
         other => {
-            let detail = condition(object, ConditionType::Ready.as_str())
+            // What needs a human first (`Degraded=True`, e.g. pods refused by a quota while the run is Running),
+            // else why the run is not ready.
+            let degraded = condition(object, ConditionType::Degraded.as_str())
+                .filter(|c| c.get("status").and_then(Json::as_str) == Some("True"));
+            let detail = degraded
+                .or_else(|| condition(object, ConditionType::Ready.as_str()))
                 .or_else(|| condition(object, ConditionType::DatasetsReady.as_str()))
                 .and_then(|c| c.get("message"))
                 .and_then(Json::as_str)

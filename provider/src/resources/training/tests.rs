@@ -125,3 +125,24 @@ fn a_stalled_run_says_why_while_waiting() {
         WaitState::Waiting(format!("phase is Pending, not Succeeded ({stalled})"))
     );
 }
+
+/// A running run some of whose pods a quota refuses says so while a wait for `completed` goes on (its `Degraded`
+/// message, as `Ready` is True).
+#[test]
+fn a_run_missing_pods_says_why_while_waiting() {
+    let refused = "the Job cannot create 1 of its 2 pods: exceeded quota: pods";
+    let run = json!({"metadata": {"generation": 1}, "status": {"observedGeneration": 1, "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True", "reason": "AsExpected", "message": "phase Running"},
+            {"type": "Degraded", "status": "True", "reason": "PodsRefused", "message": refused}]}});
+    assert_eq!(
+        check::<Training>(COMPLETED, &run, &Value::Null),
+        WaitState::Waiting(format!("phase is Running, not Succeeded ({refused})"))
+    );
+    let fine = json!({"metadata": {"generation": 1}, "status": {"observedGeneration": 1, "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True", "reason": "AsExpected", "message": "phase Running"},
+            {"type": "Degraded", "status": "False", "reason": "AsExpected", "message": ""}]}});
+    assert_eq!(
+        check::<Training>(COMPLETED, &fine, &Value::Null),
+        WaitState::Waiting("phase is Running, not Succeeded (phase Running)".into())
+    );
+}
