@@ -9,7 +9,7 @@
 //! `images/image.sh` from a static binary is pulled from the node's registry and runs; a run with
 //! `podSecurity.level: restricted` runs as its user with no capability, no_new_privs and a seccomp filter, and
 //! a root image under it stalls with `Ready` naming the kubelet's refusal (an InferenceService's and a
-//! TrainingRun's).
+//! TrainingRun's); a crash-looping service's `Ready` names the container's last exit.
 //!
 //! Each test starts its own operator watching only its namespace (as the chart's ClusterRole).
 //! The kubelet test holds the node alone (a write lock) while the others share it.
@@ -536,6 +536,38 @@ async fn a_root_run_under_restricted_stalls_and_ready_says_why() -> anyhow::Resu
         message.starts_with("run stalled: pod rooted-")
             && message.contains("container main: CreateContainerConfigError")
             && message.contains("runAsNonRoot"),
+        "{message}"
+    );
+    Ok(())
+}
+
+// A container that keeps exiting 3: the kubelet backs off (`CrashLoopBackOff`), and the InferenceService's `Ready`
+// names the pod, the container and its last exit, not the kubelet's back-off delay (which doubles at each crash).
+#[tokio::test]
+async fn a_crash_looping_service_stalls_and_ready_names_its_last_exit() -> anyhow::Result<()> {
+    let _shared = NODE.read().await;
+    let Some(s) = setup("real-crash").await? else {
+        return Ok(());
+    };
+    let ns = s.ns.name();
+    let crashing = json!({"container": {"command": ["/echo", "exit", "3"], "args": []}});
+    create(&s.client, ns, echo_service("crashy", crashing)).await?;
+    let looping = |m: &str| m.contains("CrashLoopBackOff");
+    let ready = modelfleet::wait_for_ready_message(
+        &s.client,
+        ns,
+        "InferenceService",
+        "crashy",
+        &s.operator,
+        looping,
+    )
+    .await?;
+    let message = ready.message;
+    assert_eq!(ready.state, ("False".to_owned(), "Progressing".to_owned()));
+    assert!(
+        message.starts_with("rollout stalled: pod crashy-")
+            && message
+                .ends_with("container main: CrashLoopBackOff: last exit: Error (exit code 3)"),
         "{message}"
     );
     Ok(())

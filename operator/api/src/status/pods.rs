@@ -3,7 +3,7 @@
 //! `FailedCreate` Events a workload controller records when the API server refuses its pods (Pod Security
 //! admission, a ResourceQuota). Pure functions over objects the controllers list.
 
-use k8s_openapi::api::core::v1::{Event, Pod};
+use k8s_openapi::api::core::v1::{ContainerStatus, Event, Pod};
 use k8s_openapi::jiff::Timestamp;
 
 /// The scheduler's message of the first pod it could not place (`PodScheduled=False`, reason `Unschedulable`).
@@ -40,8 +40,8 @@ const STALLED_REASONS: &[&str] = &[
     "RunContainerError",
 ];
 
-/// Why the first pod that cannot start is stuck: `pod POD: container NAME: REASON: MESSAGE` from the first container
-/// (init containers first) waiting for one of the [`STALLED_REASONS`]; `None` when no pod is.
+/// Why the first pod that cannot start is stuck: `pod POD: container NAME: DETAIL` from the first container (init
+/// containers first) waiting for one of the [`STALLED_REASONS`] ([`waiting_detail`]); `None` when no pod is.
 pub fn stalled_pod_message(pods: &[Pod]) -> Option<String> {
     pods.iter().find_map(|pod| {
         let status = pod.status.as_ref()?;
@@ -49,18 +49,62 @@ pub fn stalled_pod_message(pods: &[Pod]) -> Option<String> {
         containers
             .chain(status.container_statuses.iter().flatten())
             .find_map(|c| {
-                let waiting = c.state.as_ref()?.waiting.as_ref()?;
-                let reason = waiting.reason.as_deref()?;
-                STALLED_REASONS.contains(&reason).then(|| {
-                    let pod = pod.metadata.name.as_deref().unwrap_or_default();
-                    match waiting.message.as_deref() {
-                        Some(message) => {
-                            format!("pod {pod}: container {}: {reason}: {message}", c.name)
-                        }
-                        None => format!("pod {pod}: container {}: {reason}", c.name),
-                    }
-                })
+                let detail = waiting_detail(c)?;
+                let pod = pod.metadata.name.as_deref().unwrap_or_default();
+                Some(format!("pod {pod}: container {}: {detail}", c.name))
             })
+    })
+}
+
+/// What a container waiting for one of the [`STALLED_REASONS`] waits for, worded so that it stays the same from one
+/// retry of the kubelet to the next (a status holding it is not rewritten at every retry):
+///
+/// - `CrashLoopBackOff: last exit: REASON (exit code N)` from `lastState.terminated` (e.g. `Error`, `OOMKilled`),
+///   instead of the kubelet's `back-off 5m0s restarting failed container=...`, whose delay doubles at each crash;
+/// - `cannot pull image "IMAGE": ERROR` for both `ErrImagePull` (its message is the error) and `ImagePullBackOff`
+///   (its message is `Back-off pulling image "IMAGE": ERROR`, the same error), which the kubelet alternates between;
+/// - any other reason as `REASON: MESSAGE` (`CreateContainerConfigError: container has runAsNonRoot and image will
+///   run as root`).
+///
+/// `None` when the container does not wait, or waits for another reason (`ContainerCreating`, `PodInitializing`).
+pub fn waiting_detail(container: &ContainerStatus) -> Option<String> {
+    let waiting = container.state.as_ref()?.waiting.as_ref()?;
+    let reason = waiting.reason.as_deref()?;
+    if !STALLED_REASONS.contains(&reason) {
+        return None;
+    }
+    let message = waiting.message.as_deref().filter(|m| !m.is_empty());
+    Some(match reason {
+        "CrashLoopBackOff" => {
+            let last = container
+                .last_state
+                .as_ref()
+                .and_then(|s| s.terminated.as_ref());
+            match last {
+                Some(t) => format!(
+                    "CrashLoopBackOff: last exit: {} (exit code {})",
+                    t.reason.as_deref().unwrap_or("unknown"),
+                    t.exit_code
+                ),
+                None => reason.to_owned(),
+            }
+        }
+        "ErrImagePull" | "ImagePullBackOff" => {
+            let image = &container.image;
+            let back_off = format!("Back-off pulling image {image:?}");
+            let error = message
+                .map(|m| m.strip_prefix(back_off.as_str()).unwrap_or(m))
+                .map(|m| m.strip_prefix(": ").unwrap_or(m))
+                .filter(|m| !m.is_empty());
+            match error {
+                Some(error) => format!("cannot pull image {image:?}: {error}"),
+                None => format!("cannot pull image {image:?}"),
+            }
+        }
+        _ => match message {
+            Some(message) => format!("{reason}: {message}"),
+            None => reason.to_owned(),
+        },
     })
 }
 

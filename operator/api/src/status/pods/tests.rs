@@ -1,7 +1,7 @@
 use super::*;
 use k8s_openapi::api::core::v1::{
-    ContainerState, ContainerStateWaiting, ContainerStatus, EventSeries, ObjectReference,
-    PodCondition, PodStatus,
+    ContainerState, ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, EventSeries,
+    ObjectReference, PodCondition, PodStatus,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
@@ -34,14 +34,7 @@ fn finds_unschedulable_pods() {
 fn a_container_the_kubelet_will_not_start_is_named() {
     let waiting = |name: &str, reason: &str, message: Option<&str>| ContainerStatus {
         name: name.into(),
-        state: Some(ContainerState {
-            waiting: Some(ContainerStateWaiting {
-                reason: Some(reason.into()),
-                message: message.map(Into::into),
-            }),
-            ..Default::default()
-        }),
-        ..Default::default()
+        ..waiting_for(reason, message, "", None)
     };
     let pod = |init: Vec<ContainerStatus>, main: Vec<ContainerStatus>| Pod {
         metadata: ObjectMeta {
@@ -76,10 +69,104 @@ fn a_container_the_kubelet_will_not_start_is_named() {
             vec![]
         )])
         .as_deref(),
-        Some("pod echo-1: container fetch: ImagePullBackOff")
+        Some("pod echo-1: container fetch: cannot pull image \"\"")
     );
     assert_eq!(
         stalled_pod_message(&[pod(vec![], vec![waiting("main", "PodInitializing", None)])]),
+        None
+    );
+}
+
+/// A container state in a pod's status: waiting for `reason` with `message`, pulling `image`, last terminated by
+/// `last` (`(reason, exit code)`).
+fn waiting_for(
+    reason: &str,
+    message: Option<&str>,
+    image: &str,
+    last: Option<(&str, i32)>,
+) -> ContainerStatus {
+    ContainerStatus {
+        name: "main".into(),
+        image: image.into(),
+        state: Some(ContainerState {
+            waiting: Some(ContainerStateWaiting {
+                reason: Some(reason.into()),
+                message: message.map(Into::into),
+            }),
+            ..Default::default()
+        }),
+        last_state: last.map(|(reason, code)| ContainerState {
+            terminated: Some(ContainerStateTerminated {
+                reason: Some(reason.into()),
+                exit_code: code,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// What a stalled container waits for reads the same at every retry of the kubelet: a crash loop by its last exit
+/// (not the back-off that doubles), an image pull by its error whether the kubelet says `ErrImagePull` or
+/// `ImagePullBackOff`.
+#[test]
+fn a_stalled_container_reads_the_same_from_one_retry_to_the_next() {
+    let crash = |back_off: &str| {
+        let message =
+            format!("back-off {back_off} restarting failed container=main pod=echo-1_ml(u)");
+        waiting_detail(&waiting_for(
+            "CrashLoopBackOff",
+            Some(&message),
+            "echo:1",
+            Some(("Error", 3)),
+        ))
+    };
+    assert_eq!(
+        crash("10s").as_deref(),
+        Some("CrashLoopBackOff: last exit: Error (exit code 3)")
+    );
+    assert_eq!(crash("10s"), crash("5m0s"));
+    let killed = waiting_for("CrashLoopBackOff", None, "echo:1", Some(("OOMKilled", 137)));
+    assert_eq!(
+        waiting_detail(&killed).as_deref(),
+        Some("CrashLoopBackOff: last exit: OOMKilled (exit code 137)")
+    );
+    let error = "failed to pull and unpack image \"reg.local/echo:2\": not found";
+    let pulling = waiting_for("ErrImagePull", Some(error), "reg.local/echo:2", None);
+    let back_off = format!("Back-off pulling image \"reg.local/echo:2\": {error}");
+    let backing_off = waiting_for(
+        "ImagePullBackOff",
+        Some(&back_off),
+        "reg.local/echo:2",
+        None,
+    );
+    let expected = format!("cannot pull image \"reg.local/echo:2\": {error}");
+    assert_eq!(waiting_detail(&pulling), Some(expected.clone()));
+    assert_eq!(waiting_detail(&backing_off), Some(expected));
+    let bare = "Back-off pulling image \"reg.local/echo:2\"";
+    assert_eq!(
+        waiting_detail(&waiting_for(
+            "ImagePullBackOff",
+            Some(bare),
+            "reg.local/echo:2",
+            None
+        ))
+        .as_deref(),
+        Some("cannot pull image \"reg.local/echo:2\"")
+    );
+    let config = waiting_for(
+        "CreateContainerConfigError",
+        Some("secret \"s\" not found"),
+        "e",
+        None,
+    );
+    assert_eq!(
+        waiting_detail(&config).as_deref(),
+        Some("CreateContainerConfigError: secret \"s\" not found")
+    );
+    assert_eq!(
+        waiting_detail(&waiting_for("ContainerCreating", None, "e", None)),
         None
     );
 }
