@@ -172,7 +172,8 @@ async fn restricted_refuses_exactly_the_settings_the_docs_list() {
     ] {
         assert!(!message.contains(baseline), "{baseline} in: {message}");
     }
-    // The InferenceService says why its rollout is stuck (from the Deployment's ReplicaFailure condition).
+    // The InferenceService says why its rollout is stuck (from the Deployment's ReplicaFailure condition), in the
+    // API server's words alone (no pod name), as a TrainingRun does.
     let refused = |m: &str| m.contains("violates PodSecurity");
     let isvc = wait_for_ready_message(
         &client,
@@ -185,8 +186,9 @@ async fn restricted_refuses_exactly_the_settings_the_docs_list() {
     .await
     .unwrap();
     assert!(
-        isvc.message
-            .starts_with("rollout stalled: the ReplicaSet cannot create pods: "),
+        isvc.message.starts_with(
+            "rollout stalled: the ReplicaSet cannot create pods: violates PodSecurity"
+        ),
         "{}",
         isvc.message
     );

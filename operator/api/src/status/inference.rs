@@ -155,7 +155,8 @@ pub fn needs_pod_scan(deployment: &Deployment, created_now: bool) -> bool {
 }
 
 /// The Deployment's `ReplicaFailure` condition message (the ReplicaSet cannot create pods, e.g. an admission
-/// refusal such as Pod Security or a quota), when it is True.
+/// refusal such as Pod Security or a quota), when it is True: the API server's reason alone
+/// ([`super::pods::refusal_reason`]), worded as a TrainingRun's refusal is.
 fn replica_failure(deployment: &Deployment) -> Option<&str> {
     deployment
         .status
@@ -165,9 +166,10 @@ fn replica_failure(deployment: &Deployment) -> Option<&str> {
         .iter()
         .find(|c| c.type_ == "ReplicaFailure" && c.status == "True")
         .map(|c| {
-            c.message
-                .as_deref()
-                .unwrap_or("the ReplicaSet cannot create pods")
+            c.message.as_deref().map_or(
+                "the ReplicaSet cannot create pods",
+                super::pods::refusal_reason,
+            )
         })
 }
 

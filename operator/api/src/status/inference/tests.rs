@@ -179,7 +179,7 @@ fn a_stalled_rollout_says_why() {
     let ready = super::ready(Intent::Automatic, &observed(&refusing, Some(&message)));
     assert_eq!(
         ready.message,
-        "rollout stalled: the ReplicaSet cannot create pods: pods \"echo-1\" is forbidden: violates PodSecurity \"restricted:latest\""
+        "rollout stalled: the ReplicaSet cannot create pods: violates PodSecurity \"restricted:latest\""
     );
     assert_eq!(
         super::ready(
