@@ -629,13 +629,14 @@ async fn a_run_a_pod_quota_cuts_short_is_degraded_until_its_pods_exist() -> anyh
         "{message}"
     );
     assert_eq!(modelfleet::condition(&run, "Ready")["status"], "True");
-    let warned = modelfleet::events(&client, ns, "pair").await?;
-    assert!(
-        warned
-            .iter()
-            .any(|(reason, note)| reason == "PodsRefused" && *note == message),
-        "{warned:?}"
-    );
+    // The Warning Event is posted right after the status write.
+    wait_for("the PodsRefused Event", Duration::from_secs(30), || async {
+        let events = modelfleet::events(&client, ns, "pair").await?;
+        let warned =
+            |(reason, note): &(String, String)| reason == "PodsRefused" && *note == message;
+        Ok(events.iter().any(warned).then_some(()))
+    })
+    .await?;
 
     Api::<ResourceQuota>::namespaced(client.clone(), ns)
         .patch(

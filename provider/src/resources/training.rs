@@ -6,7 +6,7 @@
 //! replacement. Computed: `capacity_class`, `per_gpu_memory_gib`, `job_name` (plan time), `phase` (refreshed).
 //! `wait_for`: `none`, `reconciled`, `completed`.
 
-use model_fleet_api::conditions::ConditionType;
+use model_fleet_api::conditions::{ConditionType, Reason};
 use model_fleet_api::render::job_name_of;
 use model_fleet_api::{CompletionMode, TRAINING_MUTABLE_FIELDS, TrainingPhase, TrainingRun};
 use serde_json::Value as Json;
@@ -112,7 +112,7 @@ fn phase_value(object: &Json) -> Value {
 }
 
 /// `completed`: waits for `Succeeded`; `Failed` and `Cancelled` end the wait with an error. While it waits, the
-/// message of `Degraded` when True, else of `Ready`, says why.
+/// message of `Degraded=True, PodsRefused`, else of `Ready`, says why.
 fn completed_state(object: &Json) -> WaitState {
     let reason = object
         .pointer("/status/reason")
@@ -123,11 +123,13 @@ fn completed_state(object: &Json) -> WaitState {
         Some(TrainingPhase::Failed) => WaitState::Failed(format!("the run failed: {reason}")),
         Some(TrainingPhase::Cancelled) => WaitState::Failed("the run was cancelled".into()),
         other => {
-            // What needs a human first (`Degraded=True`, e.g. pods refused by a quota while the run is Running),
-            // else why the run is not ready.
-            let degraded = condition(object, ConditionType::Degraded.as_str())
-                .filter(|c| c.get("status").and_then(Json::as_str) == Some("True"));
-            let detail = degraded
+            // Pods a quota refuses (`Degraded=True, PodsRefused`, the only word of it while the run is Running),
+            // else why the run is not ready. Another Degraded reason (a fit warning) does not hide a stall.
+            let refused = condition(object, ConditionType::Degraded.as_str()).filter(|c| {
+                c.get("status").and_then(Json::as_str) == Some("True")
+                    && c.get("reason").and_then(Json::as_str) == Some(Reason::PodsRefused.as_str())
+            });
+            let detail = refused
                 .or_else(|| condition(object, ConditionType::Ready.as_str()))
                 .or_else(|| condition(object, ConditionType::DatasetsReady.as_str()))
                 .and_then(|c| c.get("message"))

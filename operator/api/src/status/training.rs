@@ -14,7 +14,7 @@ mod awaiting;
 pub use awaiting::{
     PodFindings, awaits_pods, missing_pods, needs_pod_scan, refusals_since, wanted_pods,
 };
-use awaiting::{pending_ready, pods_refused};
+use awaiting::{kept_refusal, pending_ready, pods_refused};
 
 use super::Draft;
 use crate::conditions::{self, ConditionType, DesiredCondition, Reason};
@@ -214,8 +214,12 @@ pub fn desired(
         run_facts.phase,
         TrainingPhase::Pending | TrainingPhase::Running
     );
-    if let (Some(job), Some(refused), true) = (job, findings.refused, awaiting) {
-        list.degraded = pods_refused(job, refused);
+    if let (Some(job), true) = (job, awaiting) {
+        if let Some(refused) = findings.refused {
+            list.degraded = pods_refused(job, refused);
+        } else if let Some(kept) = kept_refusal(job, current) {
+            list.degraded = kept;
+        }
     }
     if let Some(refusal) =
         refusal.filter(|_| job.is_none() && may_create_job(facts.cancelled, previous))

@@ -145,4 +145,13 @@ fn a_run_missing_pods_says_why_while_waiting() {
         check::<Training>(COMPLETED, &fine, &Value::Null),
         WaitState::Waiting("phase is Running, not Succeeded (phase Running)".into())
     );
+    // A fit warning does not hide why a Pending run is stalled.
+    let stalled = "run stalled: pod ft-1-x: container main: cannot pull image \"i\"";
+    let warned = json!({"metadata": {"generation": 1}, "status": {"observedGeneration": 1, "phase": "Pending",
+        "conditions": [{"type": "Ready", "status": "False", "reason": "Progressing", "message": stalled},
+            {"type": "Degraded", "status": "True", "reason": "FitWithoutHeadroom", "message": "no headroom"}]}});
+    assert_eq!(
+        check::<Training>(COMPLETED, &warned, &Value::Null),
+        WaitState::Waiting(format!("phase is Pending, not Succeeded ({stalled})"))
+    );
 }

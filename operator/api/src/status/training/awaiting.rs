@@ -4,11 +4,12 @@
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use k8s_openapi::jiff::Timestamp;
 
 use super::derive;
 use crate::TrainingPhase;
-use crate::conditions::{ConditionType, DesiredCondition, Reason};
+use crate::conditions::{self, ConditionType, DesiredCondition, Reason};
 
 /// Why the run's pods do not run, as the controller read them while the run awaits them ([`needs_pod_scan`]); all
 /// `None` when it did not look (or found nothing).
@@ -59,33 +60,45 @@ pub fn wanted_pods(job: &Job) -> i32 {
     }
 }
 
-/// How many pods the Job wants ([`wanted_pods`]) but has neither active (`status.active`, which leaves out pods being
-/// deleted) nor, under `podReplacementPolicy: Failed`, still terminating (`status.terminating`: the Job controller
-/// waits for those before it creates their replacements); at least 0.
+/// How many pods the Job wants ([`wanted_pods`]) but has neither active nor, when the Job controller replaces only
+/// failed pods, still terminating; at least 0.
+///
+/// Active is `status.active` (which leaves out pods being deleted), at least `status.ready`: while the Job controller
+/// waits out the back-off after a pod failure it writes `active: 0` though other pods still run (`manageJob` in
+/// `pkg/controller/job/job_controller.go`, Kubernetes v1.35). Terminating pods (`status.terminating`) count when
+/// `podReplacementPolicy` is `Failed` or a `podFailurePolicy` is set (the controller's `onlyReplaceFailedPods`: it
+/// creates their replacements only once they are gone).
 pub fn missing_pods(job: &Job) -> i32 {
     let status = job.status.as_ref();
+    let spec = job.spec.as_ref();
     let active = status.and_then(|s| s.active).unwrap_or(0);
-    let waits_for_terminating = job
-        .spec
-        .as_ref()
-        .and_then(|s| s.pod_replacement_policy.as_deref())
-        == Some("Failed");
+    let ready = status.and_then(|s| s.ready).unwrap_or(0);
+    let waits_for_terminating = spec.is_some_and(|s| {
+        s.pod_replacement_policy.as_deref() == Some("Failed") || s.pod_failure_policy.is_some()
+    });
     let terminating = status
         .and_then(|s| s.terminating)
         .filter(|_| waits_for_terminating)
         .unwrap_or(0);
-    (wanted_pods(job) - active - terminating).max(0)
+    (wanted_pods(job) - active.max(ready) - terminating).max(0)
 }
 
-/// Since when a `FailedCreate` Event speaks for the Job's current attempt: the later of the Job's `status.startTime`
-/// (cleared on suspend and set again on resume by the Job controller) and the newest pod's creation; `None` when
-/// neither is known. An older refusal is about pods the Job no longer wants, or was followed by a pod that was
-/// created.
+/// Since when a `FailedCreate` Event speaks for the Job's current attempt: the latest of the Job's `status.startTime`,
+/// the last transition of its `Suspended` condition (a suspend or a resume: the Job controller keeps `startTime`
+/// across a suspension unless the alpha gate `MutableSchedulingDirectivesForSuspendedJobs` is on, and in the
+/// reconcile that resumes the Job its status still shows the suspension) and the newest pod's creation; `None` when
+/// none is known. An older refusal is about pods the Job no longer wants, or was followed by a pod that was created.
 pub fn refusals_since(job: &Job, pods: &[Pod]) -> Option<Timestamp> {
-    let started = job.status.as_ref().and_then(|s| s.start_time.as_ref());
+    let status = job.status.as_ref();
+    let started = status.and_then(|s| s.start_time.as_ref());
+    let suspended_or_resumed = status
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Suspended"))
+        .and_then(|c| c.last_transition_time.as_ref());
     pods.iter()
         .filter_map(|p| p.metadata.creation_timestamp.as_ref())
         .chain(started)
+        .chain(suspended_or_resumed)
         .map(|t| t.0)
         .max()
 }
@@ -114,6 +127,20 @@ pub(super) fn pending_ready(findings: PodFindings<'_>) -> DesiredCondition {
         _ => (Reason::Progressing, "waiting for a ready pod".to_owned()),
     };
     DesiredCondition::new(ConditionType::Ready, false, reason, message)
+}
+
+/// The run's current `Degraded=True, PodsRefused` (from `current`, the run's status conditions), kept while the Job
+/// still misses pods ([`missing_pods`]) and this reconcile read no newer refusal: the read failed, or the refusal's
+/// Event was not updated since the newest pod (the event library lets a Job's repeated Warning through at most once
+/// in 5 minutes after a burst of 25). Without it such a run's `Degraded` would flap, each time with a new Warning
+/// Event. It goes once the Job has every pod it wants, or the run stops waiting for pods.
+pub(super) fn kept_refusal(job: &Job, current: &[Condition]) -> Option<DesiredCondition> {
+    if missing_pods(job) == 0 {
+        return None;
+    }
+    conditions::find(current, ConditionType::Degraded)
+        .filter(|c| c.status == "True" && c.reason == Reason::PodsRefused.as_str())
+        .and_then(DesiredCondition::from_observed)
 }
 
 /// `Degraded=True, PodsRefused` while the Job controller cannot create some of the run's pods: the API server's

@@ -304,6 +304,17 @@ fn refusals_count_from_the_latest_start_or_pod() {
     assert_eq!(refusals_since(&started, &[]), Some(at(10).0));
     assert_eq!(refusals_since(&started, &[pod(5), pod(20)]), Some(at(20).0));
     assert_eq!(refusals_since(&job(false, JobStatus::default()), &[]), None);
+    // In the reconcile that resumes a Job its status still shows the suspension (and `startTime` is kept): a
+    // refusal from before the suspension is not news.
+    let resumed = job(
+        false,
+        JobStatus {
+            start_time: Some(at(10)),
+            conditions: Some(vec![condition("Suspended", "True", "JobSuspended", 30)]),
+            ..Default::default()
+        },
+    );
+    assert_eq!(refusals_since(&resumed, &[pod(20)]), Some(at(30).0));
 }
 
 /// A Job of `parallelism` pods (and `completions`, when given) with `status`.
@@ -350,6 +361,20 @@ fn wanted_and_missing_pods_follow_the_job_controller() {
     assert_eq!(missing_pods(&replacing), 1);
     replacing.spec.as_mut().unwrap().pod_replacement_policy = Some("Failed".into());
     assert_eq!(missing_pods(&replacing), 0);
+    // A podFailurePolicy (the operator always renders one) makes the controller wait for terminating pods too.
+    let mut with_policy = parallel_job(
+        2,
+        Some(2),
+        JobStatus {
+            terminating: Some(1),
+            ..counts(1, 1, 0)
+        },
+    );
+    with_policy.spec.as_mut().unwrap().pod_failure_policy = Some(Default::default());
+    assert_eq!(missing_pods(&with_policy), 0);
+    // During the back-off after a pod failure the Job controller writes `active: 0` while a ready pod runs.
+    let backing_off = parallel_job(2, Some(2), counts(0, 1, 0));
+    assert_eq!(missing_pods(&backing_off), 1);
 }
 
 /// A running run awaits pods (so it is scanned and requeued) only while its Job misses some.
@@ -443,6 +468,54 @@ fn refused_pods_are_degraded_with_how_many_are_missing() {
     let suspended = job(true, counts(0, 0, 0));
     assert_eq!(
         said(&run, &suspended, refused, ConditionType::Degraded).1,
+        Reason::AsExpected
+    );
+}
+
+/// A refusal shown is kept while the Job still misses pods and no newer refusal was read (a failed read, an Event the
+/// event library held back), so `Degraded` does not flap; it goes once the Job has its pods.
+#[test]
+fn a_refusal_is_kept_while_pods_are_missing() {
+    let quota = "exceeded quota: pods";
+    let mut run = training_run();
+    let refused = PodFindings {
+        refused: Some(quota),
+        ..Default::default()
+    };
+    let running = parallel_job(2, Some(2), counts(1, 1, 0));
+    let facts = crate::render::render_training(&run, &[], &Default::default()).facts;
+    let shown = desired(&run, &facts, None, Some(&running), refused);
+    run.status = Some(TrainingRunStatus {
+        conditions: Some(crate::conditions::merge(
+            &[],
+            &shown.conditions,
+            Some(1),
+            &at(40),
+        )),
+        ..shown.status
+    });
+    assert_eq!(
+        said(
+            &run,
+            &running,
+            PodFindings::default(),
+            ConditionType::Degraded
+        ),
+        (
+            true,
+            Reason::PodsRefused,
+            format!("the Job cannot create 1 of its 2 pods: {quota}")
+        )
+    );
+    let whole = parallel_job(2, Some(2), counts(2, 2, 0));
+    assert_eq!(
+        said(
+            &run,
+            &whole,
+            PodFindings::default(),
+            ConditionType::Degraded
+        )
+        .1,
         Reason::AsExpected
     );
 }
