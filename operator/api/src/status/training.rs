@@ -203,6 +203,13 @@ pub fn desired(
     let current = previous
         .and_then(|s| s.conditions.as_deref())
         .unwrap_or_default();
+    let kept = job
+        .filter(|_| findings.refused.is_none())
+        .and_then(|job| kept_refusal(job, current));
+    let findings = PodFindings {
+        refused: findings.refused.or(kept),
+        ..findings
+    };
     let mut list = RunConditions::of(
         run,
         facts,
@@ -214,12 +221,8 @@ pub fn desired(
         run_facts.phase,
         TrainingPhase::Pending | TrainingPhase::Running
     );
-    if let (Some(job), true) = (job, awaiting) {
-        if let Some(refused) = findings.refused {
-            list.degraded = pods_refused(job, refused);
-        } else if let Some(kept) = kept_refusal(job, current) {
-            list.degraded = kept;
-        }
+    if let (Some(job), Some(refused), true) = (job, findings.refused, awaiting) {
+        list.degraded = pods_refused(job, refused);
     }
     if let Some(refusal) =
         refusal.filter(|_| job.is_none() && may_create_job(facts.cancelled, previous))

@@ -129,19 +129,32 @@ pub(super) fn pending_ready(findings: PodFindings<'_>) -> DesiredCondition {
     DesiredCondition::new(ConditionType::Ready, false, reason, message)
 }
 
-/// The run's current `Degraded=True, PodsRefused` (from `current`, the run's status conditions), kept while the Job
-/// still misses pods ([`missing_pods`]) and this reconcile read no newer refusal: the read failed, or the refusal's
-/// Event was not updated since the newest pod (the event library lets a Job's repeated Warning through at most once
-/// in 5 minutes after a burst of 25). Without it such a run's `Degraded` would flap, each time with a new Warning
-/// Event. It goes once the Job has every pod it wants, or the run stops waiting for pods.
-pub(super) fn kept_refusal(job: &Job, current: &[Condition]) -> Option<DesiredCondition> {
+/// The refusal the run's current `Degraded=True, PodsRefused` shows (from `current`, the run's status conditions; the
+/// API server's reason as [`pods_refused`] wrote it, without a fit warning [`super::super::with_fit_warning`] added),
+/// kept while the Job still misses pods ([`missing_pods`]) and this reconcile read no newer refusal: the read failed,
+/// or the refusal's Event was not updated since the newest pod (the event library lets a Job's repeated Warning
+/// through at most once in 5 minutes after a burst of 25). Without it such a run's `Degraded` would flap, each time
+/// with a new Warning Event. It goes once the Job has every pod it wants, or the run stops waiting for pods.
+pub(super) fn kept_refusal<'a>(job: &Job, current: &'a [Condition]) -> Option<&'a str> {
     if missing_pods(job) == 0 {
         return None;
     }
-    conditions::find(current, ConditionType::Degraded)
-        .filter(|c| c.status == "True" && c.reason == Reason::PodsRefused.as_str())
-        .and_then(DesiredCondition::from_observed)
+    let shown = conditions::find(current, ConditionType::Degraded)
+        .filter(|c| c.status == "True" && c.reason == Reason::PodsRefused.as_str())?;
+    let (_, refused) = shown
+        .message
+        .strip_prefix(REFUSED_HEAD)?
+        .split_once("pods: ")?;
+    let fit_warning = format!("; {}: ", Reason::FitWithoutHeadroom);
+    Some(
+        refused
+            .split_once(&fit_warning)
+            .map_or(refused, |(refused, _)| refused),
+    )
 }
+
+/// How a `PodsRefused` message starts ([`pods_refused`], read back by [`kept_refusal`]).
+const REFUSED_HEAD: &str = "the Job cannot create ";
 
 /// `Degraded=True, PodsRefused` while the Job controller cannot create some of the run's pods: the API server's
 /// reason (`refused`) and how many of the pods the Job wants are missing ([`missing_pods`] of [`wanted_pods`]). A run
@@ -150,9 +163,9 @@ pub(super) fn kept_refusal(job: &Job, current: &[Condition]) -> Option<DesiredCo
 pub(super) fn pods_refused(job: &Job, refused: &str) -> DesiredCondition {
     let (missing, wanted) = (missing_pods(job), wanted_pods(job));
     let message = if missing > 0 {
-        format!("the Job cannot create {missing} of its {wanted} pods: {refused}")
+        format!("{REFUSED_HEAD}{missing} of its {wanted} pods: {refused}")
     } else {
-        format!("the Job cannot create pods: {refused}")
+        format!("{REFUSED_HEAD}pods: {refused}")
     };
     DesiredCondition::new(ConditionType::Degraded, true, Reason::PodsRefused, message)
 }

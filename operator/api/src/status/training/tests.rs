@@ -472,28 +472,34 @@ fn refused_pods_are_degraded_with_how_many_are_missing() {
     );
 }
 
+/// `run` with the status [`desired`] gives it for `job` and `findings`, as the controller writes it.
+fn written(mut run: TrainingRun, job: &Job, findings: PodFindings<'_>) -> TrainingRun {
+    let facts = crate::render::render_training(&run, &[], &Default::default()).facts;
+    let draft = desired(&run, &facts, None, Some(job), findings);
+    run.status = Some(TrainingRunStatus {
+        conditions: Some(crate::conditions::merge(
+            &[],
+            &draft.conditions,
+            Some(1),
+            &at(40),
+        )),
+        ..draft.status
+    });
+    run
+}
+
 /// A refusal shown is kept while the Job still misses pods and no newer refusal was read (a failed read, an Event the
-/// event library held back), so `Degraded` does not flap; it goes once the Job has its pods.
+/// event library held back), so `Degraded` does not flap, and reads the same reconcile after reconcile (a fit
+/// warning is not added twice); it goes once the Job has its pods.
 #[test]
 fn a_refusal_is_kept_while_pods_are_missing() {
-    let quota = "exceeded quota: pods";
-    let mut run = training_run();
+    let quota = "exceeded quota: pods, requested: pods=1, used: pods=1, limited: pods=1";
     let refused = PodFindings {
         refused: Some(quota),
         ..Default::default()
     };
     let running = parallel_job(2, Some(2), counts(1, 1, 0));
-    let facts = crate::render::render_training(&run, &[], &Default::default()).facts;
-    let shown = desired(&run, &facts, None, Some(&running), refused);
-    run.status = Some(TrainingRunStatus {
-        conditions: Some(crate::conditions::merge(
-            &[],
-            &shown.conditions,
-            Some(1),
-            &at(40),
-        )),
-        ..shown.status
-    });
+    let run = written(training_run(), &running, refused);
     assert_eq!(
         said(
             &run,
@@ -517,5 +523,28 @@ fn a_refusal_is_kept_while_pods_are_missing() {
         )
         .1,
         Reason::AsExpected
+    );
+    // A Pending run keeps saying it stalled, and a fit warning stays said once.
+    let mut tight = training_run();
+    tight.spec.gpu = serde_json::from_value(serde_json::json!({"count": 1, "fit": {"modules": [
+        {"name": "w", "weightsGiB": 9, "placement": "sharded"}], "runtimeGiB": 0, "marginPercent": 0}}))
+    .unwrap();
+    let none = parallel_job(2, Some(2), counts(0, 0, 0));
+    let once = written(tight, &none, refused);
+    let first = said(&once, &none, refused, ConditionType::Degraded);
+    assert!(first.2.contains("; FitWithoutHeadroom: "), "{first:?}");
+    let twice = written(once, &none, PodFindings::default());
+    assert_eq!(
+        said(
+            &twice,
+            &none,
+            PodFindings::default(),
+            ConditionType::Degraded
+        ),
+        first
+    );
+    assert_eq!(
+        said(&twice, &none, PodFindings::default(), ConditionType::Ready).2,
+        format!("run stalled: the Job cannot create pods: {quota}")
     );
 }
