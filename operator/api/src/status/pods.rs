@@ -3,7 +3,7 @@
 //! `FailedCreate` Events a workload controller records when the API server refuses its pods (Pod Security
 //! admission, a ResourceQuota). Pure functions over objects the controllers list.
 
-use k8s_openapi::api::core::v1::{ContainerStatus, Event, Pod};
+use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Event, Pod};
 use k8s_openapi::jiff::Timestamp;
 
 /// The scheduler's message of the first pod it could not place (`PodScheduled=False`, reason `Unschedulable`).
@@ -28,20 +28,30 @@ pub fn unschedulable_message(pods: &[Pod]) -> Option<String> {
 }
 
 /// Container waiting reasons that mean the container will not start without a change (the kubelet's words): a
-/// configuration the kubelet refuses (e.g. `runAsNonRoot` with an image that runs as root), an image it cannot pull,
-/// a container that keeps crashing.
+/// configuration the kubelet refuses (e.g. `runAsNonRoot` with an image that runs as root), an image it cannot pull
+/// or inspect ([`PULL_REASONS`] and the rest of `pkg/kubelet/images/types.go`), a container that keeps crashing.
 const STALLED_REASONS: &[&str] = &[
     "CreateContainerConfigError",
     "CreateContainerError",
-    "ErrImagePull",
-    "ImagePullBackOff",
     "InvalidImageName",
+    "ErrImageNeverPull",
+    "ImageInspectError",
     "CrashLoopBackOff",
     "RunContainerError",
 ];
 
+/// The waiting reasons of one failing image pull, which the kubelet alternates between: the pull's own error
+/// (`ErrImagePull`, or the runtime's `RegistryUnavailable` / `SignatureValidationFailed`) while it pulls, then
+/// `ImagePullBackOff` while it waits to pull again (`pkg/kubelet/images/image_manager.go`, Kubernetes v1.35).
+const PULL_REASONS: &[&str] = &[
+    "ErrImagePull",
+    "RegistryUnavailable",
+    "SignatureValidationFailed",
+    "ImagePullBackOff",
+];
+
 /// Why the first pod that cannot start is stuck: `pod POD: container NAME: DETAIL` from the first container (init
-/// containers first) waiting for one of the [`STALLED_REASONS`] ([`waiting_detail`]); `None` when no pod is.
+/// containers first) that cannot start ([`waiting_detail`]); `None` when no pod is.
 pub fn stalled_pod_message(pods: &[Pod]) -> Option<String> {
     pods.iter().find_map(|pod| {
         let status = pod.status.as_ref()?;
@@ -56,56 +66,67 @@ pub fn stalled_pod_message(pods: &[Pod]) -> Option<String> {
     })
 }
 
-/// What a container waiting for one of the [`STALLED_REASONS`] waits for, worded so that it stays the same from one
-/// retry of the kubelet to the next (a status holding it is not rewritten at every retry):
+/// What a container that cannot start waits for, worded so that it stays the same from one retry of the kubelet to
+/// the next (a status holding it is not rewritten at every retry):
 ///
-/// - `CrashLoopBackOff: last exit: REASON (exit code N)` from `lastState.terminated` (e.g. `Error`, `OOMKilled`),
-///   instead of the kubelet's `back-off 5m0s restarting failed container=...`, whose delay doubles at each crash;
-/// - `cannot pull image "IMAGE": ERROR` for both `ErrImagePull` (its message is the error) and `ImagePullBackOff`
-///   (its message is `Back-off pulling image "IMAGE": ERROR`, the same error), which the kubelet alternates between;
-/// - any other reason as `REASON: MESSAGE` (`CreateContainerConfigError: container has runAsNonRoot and image will
-///   run as root`).
+/// - a crash loop as `CrashLoopBackOff: last exit: REASON (exit code N)` (e.g. `Error`, `OOMKilled`), whether the
+///   kubelet shows the container waiting in `CrashLoopBackOff` (the exit from `lastState.terminated`; its own message,
+///   `back-off 5m0s restarting failed container=...`, doubles at each crash) or, until its next sync, terminated with
+///   a non-zero exit after a restart (the exit from `state.terminated`);
+/// - an image pull as `cannot pull image "IMAGE": ERROR` for each of the [`PULL_REASONS`] ([`pull_error`]);
+/// - any other of the [`STALLED_REASONS`] as `REASON: MESSAGE` (`CreateContainerConfigError: container has
+///   runAsNonRoot and image will run as root`).
 ///
-/// `None` when the container does not wait, or waits for another reason (`ContainerCreating`, `PodInitializing`).
+/// `None` when the container runs, or waits for another reason (`ContainerCreating`, `PodInitializing`).
 pub fn waiting_detail(container: &ContainerStatus) -> Option<String> {
-    let waiting = container.state.as_ref()?.waiting.as_ref()?;
+    let state = container.state.as_ref()?;
+    let crashed = |t: &ContainerStateTerminated| {
+        format!(
+            "CrashLoopBackOff: last exit: {} (exit code {})",
+            t.reason.as_deref().unwrap_or("unknown"),
+            t.exit_code
+        )
+    };
+    if let Some(t) = state.terminated.as_ref() {
+        return (t.exit_code != 0 && container.restart_count >= 1).then(|| crashed(t));
+    }
+    let waiting = state.waiting.as_ref()?;
     let reason = waiting.reason.as_deref()?;
+    let message = waiting.message.as_deref().filter(|m| !m.is_empty());
+    if PULL_REASONS.contains(&reason) {
+        let image = &container.image;
+        return Some(match message.and_then(pull_error) {
+            Some(error) => format!("cannot pull image {image:?}: {error}"),
+            None => format!("cannot pull image {image:?}"),
+        });
+    }
     if !STALLED_REASONS.contains(&reason) {
         return None;
     }
-    let message = waiting.message.as_deref().filter(|m| !m.is_empty());
-    Some(match reason {
-        "CrashLoopBackOff" => {
-            let last = container
-                .last_state
-                .as_ref()
-                .and_then(|s| s.terminated.as_ref());
-            match last {
-                Some(t) => format!(
-                    "CrashLoopBackOff: last exit: {} (exit code {})",
-                    t.reason.as_deref().unwrap_or("unknown"),
-                    t.exit_code
-                ),
-                None => reason.to_owned(),
-            }
-        }
-        "ErrImagePull" | "ImagePullBackOff" => {
-            let image = &container.image;
-            let back_off = format!("Back-off pulling image {image:?}");
-            let error = message
-                .map(|m| m.strip_prefix(back_off.as_str()).unwrap_or(m))
-                .map(|m| m.strip_prefix(": ").unwrap_or(m))
-                .filter(|m| !m.is_empty());
-            match error {
-                Some(error) => format!("cannot pull image {image:?}: {error}"),
-                None => format!("cannot pull image {image:?}"),
-            }
-        }
-        _ => match message {
-            Some(message) => format!("{reason}: {message}"),
-            None => reason.to_owned(),
-        },
+    let last = container
+        .last_state
+        .as_ref()
+        .and_then(|s| s.terminated.as_ref());
+    Some(match (reason, last, message) {
+        ("CrashLoopBackOff", Some(t), _) => crashed(t),
+        (_, _, Some(message)) => format!("{reason}: {message}"),
+        _ => reason.to_owned(),
     })
+}
+
+/// The pull error in the waiting message of a container in one of the [`PULL_REASONS`]: the message itself while it
+/// pulls; while it backs off (`Back-off pulling image "IMAGE": NAME: ERROR`, where the kubelet stores the last error
+/// as its name and text) the `ERROR` after the quoted image and the error's name. `None` when there is none (a
+/// back-off message without an error, e.g. after a kubelet restart).
+pub fn pull_error(message: &str) -> Option<&str> {
+    let Some(quoted) = message.strip_prefix("Back-off pulling image \"") else {
+        return Some(message);
+    };
+    let (_, error) = quoted.split_once("\": ")?;
+    let named = PULL_REASONS
+        .iter()
+        .find_map(|name| error.strip_prefix(name)?.strip_prefix(": "));
+    Some(named.unwrap_or(error)).filter(|e| !e.is_empty())
 }
 
 /// Reason of the Event a workload controller (the Job controller, the ReplicaSet controller) records on its object

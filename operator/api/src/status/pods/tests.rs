@@ -34,7 +34,7 @@ fn finds_unschedulable_pods() {
 fn a_container_the_kubelet_will_not_start_is_named() {
     let waiting = |name: &str, reason: &str, message: Option<&str>| ContainerStatus {
         name: name.into(),
-        ..waiting_for(reason, message, "", None)
+        ..waiting_for(reason, message, "echo:1", None)
     };
     let pod = |init: Vec<ContainerStatus>, main: Vec<ContainerStatus>| Pod {
         metadata: ObjectMeta {
@@ -69,7 +69,7 @@ fn a_container_the_kubelet_will_not_start_is_named() {
             vec![]
         )])
         .as_deref(),
-        Some("pod echo-1: container fetch: cannot pull image \"\"")
+        Some("pod echo-1: container fetch: cannot pull image \"echo:1\"")
     );
     assert_eq!(
         stalled_pod_message(&[pod(vec![], vec![waiting("main", "PodInitializing", None)])]),
@@ -108,8 +108,9 @@ fn waiting_for(
 }
 
 /// What a stalled container waits for reads the same at every retry of the kubelet: a crash loop by its last exit
-/// (not the back-off that doubles), an image pull by its error whether the kubelet says `ErrImagePull` or
-/// `ImagePullBackOff`.
+/// (not the back-off that doubles), whether the container waits or shows its crash until the next sync; an image
+/// pull by its error whether the kubelet says the pull's error or `ImagePullBackOff` (fixtures in the kubelet's
+/// words, `pkg/kubelet/images/image_manager.go`, Kubernetes v1.35).
 #[test]
 fn a_stalled_container_reads_the_same_from_one_retry_to_the_next() {
     let crash = |back_off: &str| {
@@ -122,38 +123,52 @@ fn a_stalled_container_reads_the_same_from_one_retry_to_the_next() {
             Some(("Error", 3)),
         ))
     };
-    assert_eq!(
-        crash("10s").as_deref(),
-        Some("CrashLoopBackOff: last exit: Error (exit code 3)")
-    );
-    assert_eq!(crash("10s"), crash("5m0s"));
+    let looping = Some("CrashLoopBackOff: last exit: Error (exit code 3)".to_owned());
+    assert_eq!(crash("10s"), looping);
+    assert_eq!(crash("5m0s"), looping);
+    let terminated = |code: i32, restarts: i32| ContainerStatus {
+        name: "main".into(),
+        restart_count: restarts,
+        state: Some(ContainerState {
+            terminated: Some(ContainerStateTerminated {
+                reason: Some(if code == 0 { "Completed" } else { "Error" }.into()),
+                exit_code: code,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    assert_eq!(waiting_detail(&terminated(3, 1)), looping);
+    assert_eq!(waiting_detail(&terminated(3, 0)), None, "its first exit");
+    assert_eq!(waiting_detail(&terminated(0, 2)), None, "a success");
     let killed = waiting_for("CrashLoopBackOff", None, "echo:1", Some(("OOMKilled", 137)));
     assert_eq!(
         waiting_detail(&killed).as_deref(),
         Some("CrashLoopBackOff: last exit: OOMKilled (exit code 137)")
     );
-    let error = "failed to pull and unpack image \"reg.local/echo:2\": not found";
-    let pulling = waiting_for("ErrImagePull", Some(error), "reg.local/echo:2", None);
-    let back_off = format!("Back-off pulling image \"reg.local/echo:2\": {error}");
-    let backing_off = waiting_for(
-        "ImagePullBackOff",
-        Some(&back_off),
-        "reg.local/echo:2",
-        None,
-    );
-    let expected = format!("cannot pull image \"reg.local/echo:2\": {error}");
-    assert_eq!(waiting_detail(&pulling), Some(expected.clone()));
-    assert_eq!(waiting_detail(&backing_off), Some(expected));
-    let bare = "Back-off pulling image \"reg.local/echo:2\"";
+    let image = "reg.local/echo:2";
+    let error = "rpc error: code = NotFound desc = failed to pull and unpack image \"reg.local/echo:2\": not found";
+    let expected = Some(format!("cannot pull image \"{image}\": {error}"));
+    let pull = |reason: &str, message: &str| {
+        waiting_detail(&waiting_for(reason, Some(message), image, None))
+    };
+    assert_eq!(pull("ErrImagePull", error), expected);
+    let back_off = format!("Back-off pulling image \"{image}\": ErrImagePull: {error}");
+    assert_eq!(pull("ImagePullBackOff", &back_off), expected);
+    let unavailable = "image pull failed for reg.local/echo:2 because the registry is unavailable";
+    let expected = Some(format!("cannot pull image \"{image}\": {unavailable}"));
+    assert_eq!(pull("RegistryUnavailable", unavailable), expected);
+    let back_off =
+        format!("Back-off pulling image \"{image}\": RegistryUnavailable: {unavailable}");
+    assert_eq!(pull("ImagePullBackOff", &back_off), expected);
+    // After a kubelet restart the back-off has no stored error.
     assert_eq!(
-        waiting_detail(&waiting_for(
+        pull(
             "ImagePullBackOff",
-            Some(bare),
-            "reg.local/echo:2",
-            None
-        ))
-        .as_deref(),
-        Some("cannot pull image \"reg.local/echo:2\"")
+            &format!("Back-off pulling image \"{image}\"")
+        ),
+        Some(format!("cannot pull image \"{image}\""))
     );
     let config = waiting_for(
         "CreateContainerConfigError",
