@@ -154,23 +154,30 @@ pub fn needs_pod_scan(deployment: &Deployment, created_now: bool) -> bool {
     !created_now && desired_replicas(deployment) > 0 && !rolled_out(deployment)
 }
 
-/// The Deployment's `ReplicaFailure` condition message (the ReplicaSet cannot create pods, e.g. an admission
-/// refusal such as Pod Security or a quota), when it is True: the API server's reason alone
-/// ([`super::pods::refusal_reason`]), worded as a TrainingRun's refusal is.
-fn replica_failure(deployment: &Deployment) -> Option<&str> {
-    deployment
+/// What the Deployment's `ReplicaFailure` condition says when it is True (the ReplicaSet controller's condition,
+/// copied by the Deployment controller): `the ReplicaSet cannot create pods: REASON` (reason `FailedCreate`: an
+/// admission refusal such as Pod Security, or a quota) or `the ReplicaSet cannot delete pods: REASON` (reason
+/// `FailedDelete`), `REASON` being the API server's reason alone ([`super::pods::refusal_reason`]), worded as a
+/// TrainingRun's refusal is.
+fn replica_failure(deployment: &Deployment) -> Option<String> {
+    let failure = deployment
         .status
         .as_ref()?
         .conditions
         .as_ref()?
         .iter()
-        .find(|c| c.type_ == "ReplicaFailure" && c.status == "True")
-        .map(|c| {
-            c.message.as_deref().map_or(
-                "the ReplicaSet cannot create pods",
-                super::pods::refusal_reason,
-            )
-        })
+        .find(|c| c.type_ == "ReplicaFailure" && c.status == "True")?;
+    let verb = match failure.reason.as_deref() {
+        Some("FailedDelete") => "delete",
+        _ => "create",
+    };
+    Some(match failure.message.as_deref().filter(|m| !m.is_empty()) {
+        Some(message) => format!(
+            "the ReplicaSet cannot {verb} pods: {}",
+            super::pods::refusal_reason(message)
+        ),
+        None => format!("the ReplicaSet cannot {verb} pods"),
+    })
 }
 
 /// `Ready`: True only when the Deployment rolled out the current generation with at least one replica.
@@ -226,10 +233,7 @@ pub fn ready(intent: Intent, observed: &Observed<'_>) -> DesiredCondition {
         return not_ready(Reason::Unschedulable, message.to_owned());
     }
     if let Some(failure) = replica_failure(deployment) {
-        return not_ready(
-            Reason::Progressing,
-            format!("rollout stalled: the ReplicaSet cannot create pods: {failure}"),
-        );
+        return not_ready(Reason::Progressing, format!("rollout stalled: {failure}"));
     }
     if let Some(message) = observed.stalled {
         return not_ready(Reason::Progressing, format!("rollout stalled: {message}"));

@@ -181,6 +181,21 @@ fn a_stalled_rollout_says_why() {
         ready.message,
         "rollout stalled: the ReplicaSet cannot create pods: violates PodSecurity \"restricted:latest\""
     );
+    // A failed delete says so, and a condition without a message does not repeat itself.
+    let mut deleting = refusing.clone();
+    let failure = &mut deleting
+        .status
+        .as_mut()
+        .unwrap()
+        .conditions
+        .as_mut()
+        .unwrap()[0];
+    failure.reason = Some("FailedDelete".into());
+    failure.message = None;
+    assert_eq!(
+        super::ready(Intent::Automatic, &observed(&deleting, Some(&message))).message,
+        "rollout stalled: the ReplicaSet cannot delete pods"
+    );
     assert_eq!(
         super::ready(
             Intent::Automatic,
