@@ -51,7 +51,8 @@ const PULL_REASONS: &[&str] = &[
 ];
 
 /// Why the first pod that cannot start is stuck: `pod POD: container NAME: DETAIL` from the first container (init
-/// containers first) that cannot start ([`waiting_detail`]); `None` when no pod is.
+/// containers first) that cannot start, worded to stay the same from one kubelet retry to the next (`waiting_detail`:
+/// a crash loop by its last exit, an image pull by its error); `None` when no pod is.
 pub fn stalled_pod_message(pods: &[Pod]) -> Option<String> {
     pods.iter().find_map(|pod| {
         let status = pod.status.as_ref()?;
@@ -78,7 +79,7 @@ pub fn stalled_pod_message(pods: &[Pod]) -> Option<String> {
 ///   runAsNonRoot and image will run as root`).
 ///
 /// `None` when the container runs, or waits for another reason (`ContainerCreating`, `PodInitializing`).
-pub fn waiting_detail(container: &ContainerStatus) -> Option<String> {
+fn waiting_detail(container: &ContainerStatus) -> Option<String> {
     let state = container.state.as_ref()?;
     let crashed = |t: &ContainerStateTerminated| {
         format!(
@@ -118,7 +119,7 @@ pub fn waiting_detail(container: &ContainerStatus) -> Option<String> {
 /// pulls; while it backs off (`Back-off pulling image "IMAGE": NAME: ERROR`, where the kubelet stores the last error
 /// as its name and text) the `ERROR` after the quoted image and the error's name. `None` when there is none (a
 /// back-off message without an error, e.g. after a kubelet restart).
-pub fn pull_error(message: &str) -> Option<&str> {
+fn pull_error(message: &str) -> Option<&str> {
     let Some(quoted) = message.strip_prefix("Back-off pulling image \"") else {
         return Some(message);
     };
