@@ -465,6 +465,12 @@ fn refused_pods_are_degraded_with_how_many_are_missing() {
             format!("run stalled: the Job cannot create pods: {quota}")
         )
     );
+    // A refusal read against a Job whose status already counts every pod (its update raced the read) names no count.
+    let whole = parallel_job(2, Some(2), counts(2, 2, 0));
+    assert_eq!(
+        said(&run, &whole, refused, ConditionType::Degraded).2,
+        format!("the Job cannot create pods: {quota}")
+    );
     let suspended = job(true, counts(0, 0, 0));
     assert_eq!(
         said(&run, &suspended, refused, ConditionType::Degraded).1,
