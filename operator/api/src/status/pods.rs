@@ -162,14 +162,17 @@ pub fn failed_create_message(events: &[Event], since: Option<Timestamp>) -> Opti
 /// The API server's reason in a [`FAILED_CREATE`] message, without what changes at every retry: the event library's
 /// `(combined from similar events): ` prefix, the controller's `Error creating: ` and the head
 /// `pods "NAME" is forbidden: ` (the API server names each new pod before admission refuses it). E.g.
-/// `exceeded quota: gpus, requested: ...` or `violates PodSecurity "restricted:latest": ...`.
+/// `exceeded quota: gpus, requested: ...` or `violates PodSecurity "restricted:latest": ...`. Only that leading head
+/// is cut: a reason that itself says ` is forbidden: ` further on (a webhook's own words) is kept whole.
 pub fn refusal_reason(message: &str) -> &str {
     let message = message
         .strip_prefix("(combined from similar events): ")
         .unwrap_or(message);
     let message = message.strip_prefix("Error creating: ").unwrap_or(message);
     message
-        .split_once(" is forbidden: ")
+        .strip_prefix("pods \"")
+        .and_then(|rest| rest.split_once("\" is forbidden: "))
+        .filter(|(name, _)| !name.contains(['"', ' ']))
         .map_or(message, |(_, reason)| reason)
 }
 

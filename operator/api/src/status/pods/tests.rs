@@ -238,4 +238,12 @@ fn the_latest_failed_create_event_is_the_refusal() {
             Some(quota)
         );
     }
+    // Only the API server's leading `pods "NAME" is forbidden: ` is cut; a webhook's words saying it later are kept.
+    let webhook = "admission webhook \"gpu.example.com\" denied the request: tenant a is forbidden: no GPU budget";
+    assert_eq!(
+        refusal_reason(&format!("Error creating: {webhook}")),
+        webhook
+    );
+    let both = format!("Error creating: pods \"ft-1-q\" is forbidden: {webhook}");
+    assert_eq!(refusal_reason(&both), webhook);
 }
