@@ -368,6 +368,11 @@ async fn every_command_works_from_a_slash_command_a_mention_and_a_dm() -> anyhow
     s.reply(&s.fake.slash(ADMIN, FLEET, "training cancel ft confirm"))
         .await?;
     assert_eq!(spec_field(&s.runs(), "ft", "cancel").await?, true);
+    assert_eq!(
+        spec_field(&s.runs(), "ft", "intent").await?,
+        "active",
+        "cancelling keeps the intent the bot wrote before"
+    );
     let events = s.slack_events("ft").await?;
     let reasons: Vec<&str> = events.iter().map(|(r, _)| r.as_str()).collect();
     assert_eq!(reasons.len(), 3, "{events:?}");
@@ -411,6 +416,10 @@ async fn refusals_say_what_to_type_and_change_nothing() -> anyhow::Result<()> {
     let ns = s.ns().to_owned();
     let other = s.cluster.model_fleet_namespace("slack-other").await?;
     inference::apply(&s.isvcs(), "llama", llama()).await?;
+    // Past its expiresAt the operator keeps a service suspended whatever its intent: `start` must not pretend.
+    let mut expired = llama();
+    expired["schedule"] = json!({"expiresAt": "2026-01-01T00:00:00Z"});
+    inference::apply(&s.isvcs(), "expired", expired).await?;
     inference::apply(
         &inference::api(&s.client, other.name(), &isvc_resource()),
         "llama2",
@@ -435,6 +444,7 @@ async fn refusals_say_what_to_type_and_change_nothing() -> anyhow::Result<()> {
     let before = (
         versions(s.isvcs(), "llama").await?,
         versions(s.isvcs(), "tf-llama").await?,
+        versions(s.isvcs(), "expired").await?,
         versions(
             inference::api(&s.client, other.name(), &isvc_resource()),
             "llama2",
@@ -488,6 +498,16 @@ async fn refusals_say_what_to_type_and_change_nothing() -> anyhow::Result<()> {
             ),
         ),
         (
+            s.fake.slash(ADMIN, FLEET, "start expired"),
+            format!(
+                "`{ns}/expired` stays suspended: its `spec.schedule.expiresAt` (2026-01-01T00:00:00Z) has passed"
+            ),
+        ),
+        (
+            s.fake.slash(ADMIN, FLEET, "training cancel nosuch confirm"),
+            "Try `/fleet training cancel NAMESPACE/nosuch confirm`".into(),
+        ),
+        (
             s.fake.mention(STRANGER, FLEET, "stop llama"),
             "You may look but not change anything".into(),
         ),
@@ -527,6 +547,7 @@ async fn refusals_say_what_to_type_and_change_nothing() -> anyhow::Result<()> {
     let after = (
         versions(s.isvcs(), "llama").await?,
         versions(s.isvcs(), "tf-llama").await?,
+        versions(s.isvcs(), "expired").await?,
         versions(
             inference::api(&s.client, other.name(), &isvc_resource()),
             "llama2",
@@ -788,20 +809,18 @@ fn the_app_manifest_and_chart_values_hold_what_the_bot_needs() -> anyhow::Result
     let manifest: Value = serde_yaml::from_str(&std::fs::read_to_string(
         root.join("examples/slack/app-manifest.yaml"),
     )?)?;
+    // Exactly the scopes the bot uses (least privilege): no more, no fewer.
     let scopes = &manifest["oauth_config"]["scopes"]["bot"];
-    for scope in [
-        "app_mentions:read",
-        "chat:write",
-        "files:write",
-        "im:history",
-        "im:read",
-        "commands",
-    ] {
-        assert!(
-            scopes.as_array().is_some_and(|s| s.contains(&json!(scope))),
-            "scope {scope} missing"
-        );
-    }
+    assert_eq!(
+        scopes,
+        &json!([
+            "app_mentions:read",
+            "chat:write",
+            "commands",
+            "im:history",
+            "im:read"
+        ])
+    );
     let events = &manifest["settings"]["event_subscriptions"]["bot_events"];
     assert_eq!(events, &json!(["app_mention", "message.im"]));
     assert_eq!(manifest["settings"]["socket_mode_enabled"], true);

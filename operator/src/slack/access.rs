@@ -2,6 +2,8 @@
 //! users (`Impersonate-User: slack:<id>`, `Impersonate-Group: ...`, so the cluster's RBAC decides), and API errors
 //! turned into [`ActionError`]s a person can act on.
 
+use std::time::Duration;
+
 use kube::Client;
 use regex::Regex;
 
@@ -61,9 +63,27 @@ pub enum ActionError {
         /// Name.
         name: String,
     },
+    /// `start` / `training resume` of an object whose `spec.schedule.expiresAt` has passed: the operator keeps it
+    /// suspended whatever its intent (docs/resources), so writing `active` would change nothing that runs.
+    #[error("spec.schedule.expiresAt {expires_at} has passed")]
+    Expired {
+        /// The RFC 3339 time as written in the spec.
+        expires_at: String,
+    },
+    /// `start` of an InferenceService suspended for being idle (`spec.schedule.suspendAfterIdleSeconds`) whose intent
+    /// is already `active`: only a spec change resumes it, and writing `active` again changes nothing.
+    #[error("it is suspended for being idle since {suspended_at} and its intent is already active")]
+    Idle {
+        /// `status.idle.suspendedAt`.
+        suspended_at: String,
+    },
     /// The API did not answer, or answered something else.
     #[error("the Kubernetes API failed: {0}")]
     Unavailable(String),
+    /// A write whose answer was lost (no answer in time, a dropped connection, a 5xx): it may or may not have been
+    /// made.
+    #[error("the Kubernetes API did not answer the change: {0}")]
+    Uncertain(String),
 }
 
 /// What a failed call was doing, to name it in [`ActionError::Forbidden`] and [`ActionError::NotFound`].
@@ -120,20 +140,27 @@ impl Call<'_> {
     }
 }
 
-/// The field managers named in a server-side apply conflict message
-/// (`Apply failed with 1 conflict: conflict with "terraform-modelfleet" using modelfleet.io/v1alpha1: .spec.intent`).
+/// The field managers named in a server-side apply conflict message, each once, in the message's order. The API
+/// server words one conflict `Apply failed with 1 conflict: conflict with "terraform-modelfleet": .spec.intent` and
+/// several `Apply failed with 2 conflicts: conflicts with "a":\n- .spec.intent\nconflicts with "b" using v1:\n- ...`
+/// (`getConflictMessage`, k8s.io/apimachinery `managedfields/internal/conflict.go`).
 pub fn conflicting_managers(message: &str) -> Vec<String> {
-    let pattern = Regex::new(r#"conflict with "([^"]+)""#).expect("valid regex");
-    let mut managers: Vec<String> = pattern
-        .captures_iter(message)
-        .map(|c| c[1].to_owned())
-        .collect();
-    managers.dedup();
+    let pattern = Regex::new(r#"conflicts? with "([^"]+)""#).expect("valid regex");
+    let mut managers: Vec<String> = Vec::new();
+    for name in pattern.captures_iter(message).map(|c| c[1].to_owned()) {
+        if !managers.contains(&name) {
+            managers.push(name);
+        }
+    }
     if managers.is_empty() {
         managers.push("another field manager".to_owned());
     }
     managers
 }
+
+/// How long one Kubernetes call may wait for its answer before the bot reports "no answer" (kube-client waits forever
+/// by default: its `read_timeout` is unset so that watches and exec sessions live, and the bot makes neither).
+pub const API_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Builds Kubernetes clients for callers.
 #[derive(Clone)]
@@ -143,11 +170,17 @@ pub struct Clients {
 }
 
 impl Clients {
-    /// From the bot's own configuration (in cluster: its ServiceAccount).
+    /// From the bot's own configuration (in cluster: its ServiceAccount). Calls that set no `read_timeout` get
+    /// [`API_TIMEOUT`], counted from each request (not from when its pooled connection went idle), for the bot and
+    /// every impersonated client alike.
     ///
     /// # Errors
     /// The client cannot be built from `config`.
-    pub fn new(base: kube::Config) -> Result<Self, kube::Error> {
+    pub fn new(mut base: kube::Config) -> Result<Self, kube::Error> {
+        if base.read_timeout.is_none() {
+            base.read_timeout = Some(API_TIMEOUT);
+            base.reset_reader_on_write = true;
+        }
         let bot = Client::try_from(base.clone())?;
         Ok(Self { base, bot })
     }
@@ -166,8 +199,12 @@ impl Clients {
             Caller::Bot => Ok(self.bot.clone()),
             Caller::Impersonated { user, groups } => {
                 let mut config = self.base.clone();
+                // The whole impersonated identity is the Slack user's: nothing of a kubeconfig's own impersonation
+                // (its uid or extra fields) may carry over to it.
                 config.auth_info.impersonate = Some(user.clone());
                 config.auth_info.impersonate_groups = Some(groups.clone());
+                config.auth_info.impersonate_uid = None;
+                config.auth_info.impersonate_user_extra = None;
                 Client::try_from(config).map_err(|e| ActionError::Unavailable(e.to_string()))
             }
         }
@@ -253,11 +290,13 @@ mod tests {
             conflicting_managers("conflict"),
             vec!["another field manager".to_owned()]
         );
+        // The API server's wording of several conflicts (one line per manager, then its fields).
         assert_eq!(
             conflicting_managers(
-                r#"2 conflicts: conflict with "a" using v1: .x, conflict with "b" using v1: .y"#
+                "Apply failed with 3 conflicts: conflicts with \"kubectl\" using modelfleet.io/v1alpha1:\n\
+                 - .spec.intent\n- .spec.cancel\nconflicts with \"terraform-modelfleet\":\n- .spec.intent"
             ),
-            vec!["a".to_owned(), "b".to_owned()]
+            vec!["kubectl".to_owned(), "terraform-modelfleet".to_owned()]
         );
     }
 }

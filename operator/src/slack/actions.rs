@@ -1,8 +1,10 @@
-//! What commands do in the cluster: list the inventory, read a run, and change one field (`spec.intent` or
-//! `spec.cancel`) by server-side apply with the field manager `model-fleet-slack`.
+//! What commands do in the cluster: list the inventory, read a run, and change one field by server-side apply:
+//! `spec.intent` with the field manager [`FIELD_MANAGER`], `spec.cancel` with [`CANCEL_FIELD_MANAGER`].
 //!
 //! The apply carries only that field, so the bot never takes over anything else (Terraform keeps the rest of the
-//! spec). When another manager (e.g. Terraform's `terraform-modelfleet`) owns the field with a different value, the
+//! spec). Each field has its own manager because an apply removes the fields its manager set before and leaves out:
+//! with one manager, `training cancel` (an apply of `cancel` alone) would delete the `intent` an earlier
+//! `training suspend` wrote. When another manager (e.g. Terraform's `terraform-modelfleet`) owns the field with a different value, the
 //! apply conflicts and the person is told who owns it; `force` is only ever sent when the person typed it.
 
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -10,6 +12,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::DeserializeGuard;
 use kube::{Client, Resource, ResourceExt};
+use model_fleet_api::schedule::{ScheduleState, idle};
 use model_fleet_api::v1alpha1::{API_VERSION, Dataset, InferenceService, Intent, TrainingRun};
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -17,8 +20,11 @@ use serde_json::json;
 use super::access::{ActionError, Call};
 use super::inventory::{self, Inventory, RunDetail, RunRow};
 
-/// Field manager of the bot's applies.
+/// Field manager of the bot's applies of `spec.intent` (and the reporting controller of its Events).
 pub const FIELD_MANAGER: &str = "model-fleet-slack";
+
+/// Field manager of the bot's apply of `spec.cancel` (see the module docs for why it is not [`FIELD_MANAGER`]).
+pub const CANCEL_FIELD_MANAGER: &str = "model-fleet-slack-cancel";
 
 /// The two kinds a command changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -258,17 +264,45 @@ fn planned_write(
     }
 }
 
-/// Writes one field of one object as [`FIELD_MANAGER`], unless it already has the value.
+/// Why `start` / `training resume` would not run `object` (its JSON as read), or `None`: a passed
+/// `spec.schedule.expiresAt` keeps it suspended whatever its intent ([`ScheduleState::expired`]), and an
+/// InferenceService suspended for being idle ([`idle::suspended`]) with `intent: active` already resumes only on a
+/// spec change, which writing `active` again is not. Pure.
+fn resume_blocked(kind: Kind, object: &serde_json::Value, now: Timestamp) -> Option<ActionError> {
+    let expires_at = object
+        .pointer("/spec/schedule/expiresAt")
+        .and_then(serde_json::Value::as_str);
+    if ScheduleState::of(expires_at, now).expired() {
+        return Some(ActionError::Expired {
+            expires_at: expires_at.unwrap_or_default().to_owned(),
+        });
+    }
+    if kind != Kind::Service || object.pointer("/spec/intent") != Some(&json!("active")) {
+        return None;
+    }
+    let isvc: InferenceService = serde_json::from_value(object.clone()).ok()?;
+    idle::suspended(&isvc).then(|| ActionError::Idle {
+        suspended_at: isvc
+            .status
+            .and_then(|s| s.idle)
+            .and_then(|i| i.suspended_at)
+            .unwrap_or_default(),
+    })
+}
+
+/// Writes one field of one object as its field manager ([`FIELD_MANAGER`] for `spec.intent`,
+/// [`CANCEL_FIELD_MANAGER`] for `spec.cancel`), unless it already has the value.
 ///
 /// # Errors
 /// [`ActionError::NotFound`], [`ActionError::Cancelled`] (a cancelled run), [`ActionError::Conflict`] (another
-/// manager owns the field and `force` was not typed), [`ActionError::Forbidden`], [`ActionError::Invalid`],
-/// [`ActionError::Unavailable`].
+/// manager owns the field and `force` was not typed), [`ActionError::Expired`] and [`ActionError::Idle`] (a
+/// `start` / `resume` that would not run it, [`resume_blocked`]), [`ActionError::Forbidden`], [`ActionError::Invalid`],
+/// [`ActionError::Unavailable`] (the read), [`ActionError::Uncertain`] (the write's answer was lost).
 pub async fn change(client: &Client, request: &ChangeRequest<'_>) -> Result<Outcome, ActionError> {
     let kind = request.kind;
-    let field = match request.desired {
-        Desired::Intent(_) => "spec.intent",
-        Desired::Cancel => "spec.cancel",
+    let (field, manager) = match request.desired {
+        Desired::Intent(_) => ("spec.intent", FIELD_MANAGER),
+        Desired::Cancel => ("spec.cancel", CANCEL_FIELD_MANAGER),
     };
     let call = |verb| Call {
         user: request.who,
@@ -299,6 +333,13 @@ pub async fn change(client: &Client, request: &ChangeRequest<'_>) -> Result<Outc
             name: request.name.to_owned(),
         });
     }
+    if request.desired == Desired::Intent(Intent::Active) {
+        let json =
+            serde_json::to_value(&object).map_err(|e| ActionError::Unavailable(e.to_string()))?;
+        if let Some(blocked) = resume_blocked(kind, &json, Timestamp::now()) {
+            return Err(blocked);
+        }
+    }
     let (patch, from, to) = planned_write(request.desired, spec);
     if from == to {
         return Ok(Outcome::Unchanged { state: to });
@@ -308,16 +349,21 @@ pub async fn change(client: &Client, request: &ChangeRequest<'_>) -> Result<Outc
         "metadata": {"name": request.name}, "spec": patch,
     });
     let apply = |force: bool| {
-        let mut params = PatchParams::apply(FIELD_MANAGER);
+        let mut params = PatchParams::apply(manager);
         params.force = force;
         let api = api.clone();
         let body = body.clone();
         async move { api.patch(request.name, &params, &Patch::Apply(&body)).await }
     };
-    let (written, forced_from) = match apply(false).await.map_err(|e| call("patch").error(e)) {
+    // A write without an answer may still have been made: say so rather than "nothing was changed".
+    let write_error = |e: kube::Error| match call("patch").error(e) {
+        ActionError::Unavailable(message) => ActionError::Uncertain(message),
+        other => other,
+    };
+    let (written, forced_from) = match apply(false).await.map_err(write_error) {
         Ok(written) => (written, Vec::new()),
         Err(ActionError::Conflict { managers, .. }) if request.force => {
-            let written = apply(true).await.map_err(|e| call("patch").error(e))?;
+            let written = apply(true).await.map_err(write_error)?;
             (written, managers)
         }
         Err(error) => return Err(error),
@@ -329,4 +375,64 @@ pub async fn change(client: &Client, request: &ChangeRequest<'_>) -> Result<Outc
         forced_from,
         reference: Box::new(written.object_ref(&resource)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn service(spec: serde_json::Value, status: serde_json::Value) -> serde_json::Value {
+        json!({"apiVersion": API_VERSION, "kind": "InferenceService",
+               "metadata": {"name": "llama", "namespace": "team-a", "generation": 4},
+               "spec": spec, "status": status})
+    }
+
+    #[test]
+    fn a_resume_the_operator_would_not_run_is_refused_before_writing() {
+        let now = at("2026-12-06T12:00:00Z");
+        let model = json!({"name": "meta/llama"});
+        let expired = service(
+            json!({"model": model, "container": {"image": "vllm"}, "schedule": {"expiresAt": "2026-12-06T11:00:00Z"}}),
+            json!({}),
+        );
+        for kind in [Kind::Service, Kind::Run] {
+            assert_eq!(
+                resume_blocked(kind, &expired, now),
+                Some(ActionError::Expired {
+                    expires_at: "2026-12-06T11:00:00Z".into()
+                })
+            );
+        }
+        let ahead = service(
+            json!({"model": model, "container": {"image": "vllm"}, "schedule": {"expiresAt": "2026-12-06T13:00:00Z"}}),
+            json!({}),
+        );
+        assert_eq!(resume_blocked(Kind::Service, &ahead, now), None);
+
+        // Idle-suspended in this generation: `start` cannot resume it while `intent` already says active.
+        let idle = |intent: &str, generation: i64| {
+            service(
+                json!({"model": model, "container": {"image": "vllm"}, "intent": intent,
+                       "schedule": {"suspendAfterIdleSeconds": 600}}),
+                json!({"idle": {"since": "2026-12-06T10:00:00Z", "suspendedAt": "2026-12-06T10:10:00Z",
+                                "generation": generation}}),
+            )
+        };
+        assert_eq!(
+            resume_blocked(Kind::Service, &idle("active", 4), now),
+            Some(ActionError::Idle {
+                suspended_at: "2026-12-06T10:10:00Z".into()
+            })
+        );
+        // `automatic` -> `active` is a spec change, which resumes it; an older generation's record is not current.
+        assert_eq!(
+            resume_blocked(Kind::Service, &idle("automatic", 4), now),
+            None
+        );
+        assert_eq!(resume_blocked(Kind::Service, &idle("active", 3), now), None);
+    }
 }

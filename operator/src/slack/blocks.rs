@@ -30,26 +30,47 @@ pub struct Reply {
     pub visibility: Visibility,
 }
 
-/// Longest text of one section (Slack's limit is 3000 characters).
+/// Longest text of one section or context element (Slack's limit is 3000 characters; Slack refuses the whole message
+/// with `invalid_blocks` past it).
 const SECTION_LIMIT: usize = 2800;
+
+/// Longest text of a header block (Slack's limit: 150 characters).
+const HEADER_LIMIT: usize = 150;
+
+/// `text` cut to at most `limit` characters (not bytes: never inside a character), ending in `…` when cut.
+fn cut(text: String, limit: usize) -> String {
+    match text.char_indices().nth(limit.saturating_sub(1)) {
+        Some((end, _)) if text.chars().count() > limit => format!("{}…", &text[..end]),
+        _ => text,
+    }
+}
+
+/// Text from the cluster (condition messages, API errors, field manager names) made literal in Slack's `mrkdwn`:
+/// `&`, `<` and `>` are its control characters (`<!channel>` would notify a whole channel), escaped as Slack's
+/// "Formatting text for app surfaces" asks.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
 
 fn section(text: impl Into<String>) -> SlackBlock {
     SlackSectionBlock::new()
-        .with_text(SlackBlockText::MarkDown(SlackBlockMarkDownText::new(
+        .with_text(SlackBlockText::MarkDown(SlackBlockMarkDownText::new(cut(
             text.into(),
-        )))
+            SECTION_LIMIT,
+        ))))
         .into()
 }
 
 fn header(text: impl Into<String>) -> SlackBlock {
-    let mut text: String = text.into();
-    text.truncate(150);
+    let text = cut(text.into(), HEADER_LIMIT);
     SlackHeaderBlock::new(SlackBlockPlainText::new(text).into()).into()
 }
 
 fn context(text: impl Into<String>) -> SlackBlock {
     SlackContextBlock::new(vec![SlackContextBlockElement::MarkDown(
-        SlackBlockMarkDownText::new(text.into()),
+        SlackBlockMarkDownText::new(cut(text.into(), SECTION_LIMIT)),
     )])
     .into()
 }
@@ -75,7 +96,7 @@ fn table(rows: &[Vec<String>]) -> Vec<String> {
                 .zip(&widths)
                 .map(|(cell, width)| format!("{cell:<width$}"))
                 .collect();
-            cells.join("  ").trim_end().to_owned()
+            escape(cells.join("  ").trim_end())
         })
         .collect()
 }
@@ -212,9 +233,10 @@ pub fn training_status(run: &RunDetail) -> Reply {
         )),
     ];
     if !run.problems.is_empty() {
+        let problems: Vec<String> = run.problems.iter().map(|p| escape(p)).collect();
         blocks.push(section(format!(
             ":warning: {}",
-            run.problems.join("\n:warning: ")
+            problems.join("\n:warning: ")
         )));
     }
     reply(
@@ -259,7 +281,7 @@ pub fn changed(change: &Change) -> Reply {
         blocks.push(context(format!(
             ":warning: Taken over from {} with `force`: they will report a conflict or a change on their next \
              apply until their configuration says the same.",
-            change.forced_from.join(", ")
+            escape(&change.forced_from.join(", "))
         )));
     }
     reply(text, blocks, Visibility::Public)
@@ -377,6 +399,40 @@ mod tests {
     }
 
     #[test]
+    fn cluster_text_is_literal_and_cut_to_what_slack_accepts() {
+        let run = RunDetail {
+            namespace: "team-a".into(),
+            name: "ft".into(),
+            intent: "active".into(),
+            phase: "Pending".into(),
+            age: "5m".into(),
+            job: "ft".into(),
+            pods: "0/1".into(),
+            datasets: Vec::new(),
+            // A condition message may be up to 32 KiB; this one also holds mrkdwn's control characters.
+            problems: vec![format!(
+                "<!channel> node-selector <none> & {}",
+                "é".repeat(5000)
+            )],
+        };
+        let reply = training_status(&run);
+        let blocks = json(&reply);
+        assert!(
+            blocks.contains("&lt;!channel&gt; node-selector &lt;none&gt; &amp; éé"),
+            "{blocks}"
+        );
+        for block in &reply.blocks {
+            let text = serde_json::to_value(block).unwrap();
+            let text = text["text"]["text"].as_str().unwrap_or_default();
+            assert!(text.chars().count() <= SECTION_LIMIT, "{}", text.len());
+        }
+        assert!(blocks.contains("é…"), "cut at a character, marked");
+        assert_eq!(cut("short".into(), 10), "short");
+        assert_eq!(cut("abcdef".into(), 4), "abc…");
+        assert_eq!(cut("abcd".into(), 4), "abcd");
+    }
+
+    #[test]
     fn problems_say_what_to_type() {
         let reply = parse_error(
             &ParseError {
@@ -401,9 +457,13 @@ mod tests {
             name: "llama".into(),
             field: "spec.intent: active → suspended".into(),
             effect: "The operator scales it to 0 replicas; nothing is deleted.",
-            forced_from: vec!["terraform-modelfleet".into()],
+            forced_from: vec!["terraform-modelfleet".into(), "<!channel>".into()],
         });
         assert_eq!(reply.visibility, Visibility::Public);
+        assert!(
+            json(&reply).contains("terraform-modelfleet, &lt;!channel&gt;"),
+            "a field manager's name never pings anyone"
+        );
         assert_eq!(reply.text, "<@U1> stopped InferenceService team-a/llama");
         assert!(json(&reply).contains("Taken over from terraform-modelfleet"));
     }

@@ -227,7 +227,12 @@ fn training(rest: &[&str]) -> Result<Command, ParseError> {
                     format!(
                         "Cancelling `{name}` is final: its Job stops, the run keeps its history and can never be resumed."
                     ),
-                    format!("training cancel {name} confirm"),
+                    // The flags typed stay in the hint: a `force` dropped here would only conflict again.
+                    if flags.contains(&"force") {
+                        format!("training cancel {name} confirm force")
+                    } else {
+                        format!("training cancel {name} confirm")
+                    },
                 ));
             }
             Ok(Command::TrainingCancel {
@@ -437,6 +442,11 @@ mod tests {
         assert_eq!(
             e.try_instead.as_deref(),
             Some("training cancel ft-1 confirm")
+        );
+        let e = parse("training cancel team-a/ft-1 force").unwrap_err();
+        assert_eq!(
+            e.try_instead.as_deref(),
+            Some("training cancel team-a/ft-1 confirm force")
         );
         let e = parse("training").unwrap_err();
         assert_eq!(e.try_instead.as_deref(), Some("training list"));

@@ -153,6 +153,9 @@ pub fn request(envelope: &Envelope, bot_user: &str) -> Result<Option<Request>, S
 fn event_request(callback: SlackPushEventCallback, bot_user: &str) -> Option<Request> {
     let payload_key = format!("event:{}", callback.event_id.0);
     match callback.event {
+        // Editing a message that mentions the bot delivers a new `app_mention` (new event id) with `edited` set: the
+        // command ran when the message was first posted, so an edit (a typo fixed) must not run it again.
+        SlackEventCallbackBody::AppMention(mention) if mention.edited.is_some() => None,
         SlackEventCallbackBody::AppMention(mention) => Some(Request {
             user: mention.user.0,
             channel: mention.channel.0,
@@ -307,6 +310,15 @@ mod tests {
             Surface::Mention {
                 thread_ts: "9.0".into()
             }
+        );
+        let edited = event(
+            json!({"type": "app_mention", "user": "U1", "text": "<@UBOT> stop llama", "ts": "10.3",
+                   "channel": "C1", "event_ts": "10.9", "edited": {"user": "U1", "ts": "10.9"}}),
+        );
+        assert_eq!(
+            request(&edited, "UBOT"),
+            Ok(None),
+            "an edit does not run the command again"
         );
     }
 

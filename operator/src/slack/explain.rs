@@ -68,13 +68,22 @@ pub fn failure(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply
     let verb = attempt.verb;
     let ns = attempt.namespace;
     let name = attempt.name.unwrap_or("NAME");
+    // Where the person sees the object's state now.
+    let state = if verb.starts_with("training") {
+        format!("training status {}{name}", namespace_prefix(attempt))
+    } else {
+        format!("inventory {ns}")
+    };
     match error {
-        ActionError::Forbidden { .. } => blocks::problem(
+        ActionError::Forbidden { user, .. } => blocks::problem(
             &format!("{error}."),
-            Some(
+            Some(if user == "the bot" {
+                "Reads of people outside SLACK_ALLOWED_USER_IDS run as the bot, whose read access an admin grants \
+                 (the bot's `model-fleet-slack` role, docs/SLACK.md). Nothing was changed."
+            } else {
                 "The cluster's RBAC decides what each Slack user may do: an admin binds a Role to your \
-                 `slack:<user id>` user in that namespace (docs/SLACK.md). Nothing was changed.",
-            ),
+                 `slack:<user id>` user in that namespace (docs/SLACK.md). Nothing was changed."
+            }),
             Some(&format!("inventory {ns}")),
             prefix,
         ),
@@ -98,7 +107,7 @@ pub fn failure(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply
                 Some(&format!(
                     "{detail} A name in another namespace is written NAMESPACE/NAME."
                 )),
-                Some(&format!("{verb} NAMESPACE/{name}")),
+                Some(&retyped(verb, &format!("NAMESPACE/{name}"), false)),
                 prefix,
             )
         }
@@ -117,7 +126,11 @@ pub fn failure(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply
                     owners.join(", ")
                 ),
                 Some(advice),
-                Some(&format!("{verb} {}{name} force", namespace_prefix(attempt))),
+                Some(&retyped(
+                    verb,
+                    &format!("{}{name}", namespace_prefix(attempt)),
+                    true,
+                )),
                 prefix,
             )
         }
@@ -130,19 +143,62 @@ pub fn failure(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply
             )),
             prefix,
         ),
+        ActionError::Expired { expires_at } => blocks::problem(
+            &format!(
+                "`{ns}/{name}` stays suspended: its `spec.schedule.expiresAt` ({expires_at}) has passed, and the \
+                 operator keeps it suspended whatever its intent. Nothing was changed."
+            ),
+            Some(
+                "Move `schedule.expires_at` later, or remove it, where the object is managed (its Terraform \
+                 configuration): then it runs again.",
+            ),
+            Some(&state),
+            prefix,
+        ),
+        ActionError::Idle { suspended_at } => blocks::problem(
+            &format!(
+                "`{ns}/{name}` is suspended for being idle since {suspended_at}, and its intent is already \
+                 `active`: `start` alone changes nothing."
+            ),
+            Some(
+                "A change of its spec resumes it (the idle count starts again): `stop` it, then `start` it, or \
+                 change it where it is managed.",
+            ),
+            Some(&format!("stop {}{name}", namespace_prefix(attempt))),
+            prefix,
+        ),
         ActionError::Invalid(message) => blocks::problem(
             "The API server refused the change: nothing was changed.",
-            Some(message),
+            Some(&blocks::escape(message)),
             None,
             prefix,
         ),
         ActionError::Unavailable(message) => blocks::problem(
             "The Kubernetes API did not answer: nothing was changed. Try again in a minute.",
-            Some(message),
+            Some(&blocks::escape(message)),
             None,
             prefix,
         ),
+        ActionError::Uncertain(message) => blocks::problem(
+            "The Kubernetes API did not answer the change: it may or may not have been made. Look before trying \
+             again.",
+            Some(&blocks::escape(message)),
+            Some(&state),
+            prefix,
+        ),
     }
+}
+
+/// The command to type again: `VERB TARGET`, with `confirm` when the verb needs it (`training cancel`) and `force`
+/// when asked.
+fn retyped(verb: &str, target: &str, force: bool) -> String {
+    let confirm = if verb == "training cancel" {
+        " confirm"
+    } else {
+        ""
+    };
+    let force = if force { " force" } else { "" };
+    format!("{verb} {target}{confirm}{force}")
 }
 
 fn namespace_prefix(attempt: Attempt<'_>) -> String {
@@ -179,6 +235,79 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("Try `/fleet stop team-a/llama force`"), "{t}");
+    }
+
+    #[test]
+    fn hints_of_a_cancel_keep_its_confirm() {
+        let cancel = Attempt {
+            verb: "training cancel",
+            namespace: "team-a",
+            name: Some("ft"),
+        };
+        let conflict = ActionError::Conflict {
+            field: "spec.cancel",
+            managers: vec!["kubectl".into()],
+        };
+        let t = text(&failure(&conflict, cancel, "/fleet "));
+        assert!(
+            t.contains("Try `/fleet training cancel team-a/ft confirm force`"),
+            "{t}"
+        );
+        let missing = ActionError::NotFound {
+            kind: "TrainingRun",
+            namespace: "team-a".into(),
+            name: "ft".into(),
+            known: Vec::new(),
+        };
+        let t = text(&failure(&missing, cancel, "/fleet "));
+        assert!(
+            t.contains("Try `/fleet training cancel NAMESPACE/ft confirm`"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn a_resume_that_would_not_run_says_what_would() {
+        let resume = Attempt {
+            verb: "training resume",
+            namespace: "team-a",
+            name: Some("ft"),
+        };
+        let expired = ActionError::Expired {
+            expires_at: "2026-12-06T11:00:00Z".into(),
+        };
+        let t = text(&failure(&expired, resume, "/fleet "));
+        assert!(
+            t.contains("`team-a/ft` stays suspended: its `spec.schedule.expiresAt` (2026-12-06T11:00:00Z) has passed")
+                && t.contains("Try `/fleet training status team-a/ft`"),
+            "{t}"
+        );
+        let start = Attempt {
+            verb: "start",
+            ..STOP
+        };
+        let idle = ActionError::Idle {
+            suspended_at: "2026-12-06T10:10:00Z".into(),
+        };
+        let t = text(&failure(&idle, start, "/fleet "));
+        assert!(
+            t.contains("suspended for being idle since 2026-12-06T10:10:00Z")
+                && t.contains("Try `/fleet stop team-a/llama`"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn a_lost_answer_to_a_write_does_not_claim_nothing_changed() {
+        let lost = ActionError::Uncertain("connection reset <by peer>".into());
+        let t = text(&failure(&lost, STOP, "/fleet "));
+        assert!(
+            t.contains("it may or may not have been made")
+                && !t.contains("nothing was changed")
+                && t.contains("connection reset &lt;by peer&gt;")
+                && t.contains("Try `/fleet inventory team-a`"),
+            "{t}"
+        );
     }
 
     #[test]
