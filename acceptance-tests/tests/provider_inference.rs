@@ -171,6 +171,16 @@ async fn gateway_scaling_example_ready_update_rename_import_drift_destroy() {
     );
     assert_no_changes(&tf, "cpu put back to 0.5");
 
+    // A field another manager adds beside ours (model.servedName by kubectl) is not shown: an apply cannot remove a
+    // field it does not own, so planning its removal would be a permanent diff. The next apply names it instead.
+    patch_isvc(
+        &cluster,
+        &ns,
+        "echo",
+        r#"{"spec":{"model":{"servedName":"sneaky"}}}"#,
+    );
+    assert_no_changes(&tf, "model.servedName added by kubectl");
+
     // In-place update of intent and replica bounds.
     let updated = main_tf
         .replace("min = 1\n    max = 3", "min = 2\n    max = 4")
@@ -185,8 +195,14 @@ async fn gateway_scaling_example_ready_update_rename_import_drift_destroy() {
         text.contains("updated in-place") && !text.contains("must be replaced"),
         "{text}"
     );
-    tf.apply().unwrap();
+    let out = acceptance_tests::terraform::flat(&tf.apply().unwrap());
+    assert!(
+        out.contains("keeps fields this configuration does not set")
+            && out.contains("spec.model.servedName is set by another field manager"),
+        "{out}"
+    );
     let object = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "echo").unwrap();
+    assert_eq!(object["spec"]["model"]["servedName"], "sneaky");
     assert_eq!(object["spec"]["replicas"]["max"], 4);
     assert_eq!(object["spec"]["intent"], "active");
     assert_eq!(

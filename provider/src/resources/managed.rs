@@ -65,6 +65,66 @@ pub fn prune(value: &Json, owned: &Json) -> Json {
     }
 }
 
+/// The parts of `live` at the paths where `prior` (the state's spec as JSON) holds a value: objects are followed key
+/// by key, anything else (scalars, lists) is taken whole; null values and empty lists in `prior` hold nothing.
+///
+/// A field Terraform set that another manager then changed is no longer in our field set, but it is still ours to
+/// show: it is read at the path the state holds. A field another manager added beside ours (a key the state never
+/// held) is not, because an apply cannot remove it (a permanent diff).
+pub fn held(live: &Json, prior: &Json) -> Option<Json> {
+    match (live, prior) {
+        (Json::Object(live), Json::Object(prior)) => Some(Json::Object(
+            prior
+                .iter()
+                .filter(|(_, value)| {
+                    !value.is_null() && value.as_array().is_none_or(|a| !a.is_empty())
+                })
+                .filter_map(|(key, value)| Some((key.clone(), held(live.get(key)?, value)?)))
+                .collect(),
+        )),
+        _ => Some(live.clone()),
+    }
+}
+
+/// What a refresh shows of the live `spec`: the fields in our field set `owned` ([`prune`]) and those the state's
+/// spec `prior` holds ([`held`]), merged.
+pub fn visible(spec: &Json, owned: Option<&Json>, prior: &Json) -> Map<String, Json> {
+    let mut shown = owned.map_or_else(|| Json::Object(Map::new()), |set| prune(spec, set));
+    if let Some(held) = held(spec, prior) {
+        shown = merge(shown, &held);
+    }
+    match shown {
+        Json::Object(fields) => fields,
+        _ => Map::new(),
+    }
+}
+
+/// The dotted paths (`model.servedName`) of object keys in the live `spec` that the applied `desired` spec leaves out:
+/// fields other managers own, which a server-side apply keeps (it removes only fields its own manager set before).
+/// Lists are compared as wholes elsewhere and are not entered.
+pub fn kept_by_others(spec: &Json, desired: &Json) -> Vec<String> {
+    let mut kept = Vec::new();
+    collect_kept(spec, desired, "", &mut kept);
+    kept
+}
+
+fn collect_kept(live: &Json, desired: &Json, at: &str, kept: &mut Vec<String>) {
+    let (Json::Object(live), Json::Object(desired)) = (live, desired) else {
+        return;
+    };
+    for (key, value) in live {
+        let path = if at.is_empty() {
+            key.clone()
+        } else {
+            format!("{at}.{key}")
+        };
+        match desired.get(key) {
+            None | Some(Json::Null) => kept.push(path),
+            Some(wanted) => collect_kept(value, wanted, &path, kept),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
@@ -117,5 +177,44 @@ mod tests {
             })
         );
         assert_eq!(owned_spec_fields(&entries, "nobody"), None);
+    }
+
+    #[test]
+    fn a_field_another_manager_added_beside_ours_is_not_shown() {
+        // Terraform set model.name; kubectl added model.servedName (the trial's import of an object made by hand).
+        let spec =
+            json!({"model": {"name": "m", "servedName": "legacy"}, "container": {"image": "i"}});
+        let owned = json!({"f:model": {"f:name": {}}, "f:container": {"f:image": {}}});
+        let prior = json!({"model": {"name": "m"}, "container": {"image": "i"}});
+        assert_eq!(
+            Json::Object(visible(&spec, Some(&owned), &prior)),
+            json!({"model": {"name": "m"}, "container": {"image": "i"}})
+        );
+        // A field Terraform set that kubectl changed (so kubectl owns it now) is still shown: drift.
+        let taken = json!({"f:container": {"f:image": {}}});
+        let changed = json!({"model": {"name": "other", "servedName": "legacy"}, "container": {"image": "i"}});
+        assert_eq!(
+            Json::Object(visible(&changed, Some(&taken), &prior)),
+            json!({"model": {"name": "other"}, "container": {"image": "i"}})
+        );
+        // Lists are held whole; nulls and empty lists in the state hold nothing.
+        let spec = json!({"args": ["a", "b"], "env": [{"name": "X"}], "intent": "suspended"});
+        let prior = json!({"args": ["a"], "env": [], "intent": null});
+        assert_eq!(
+            Json::Object(visible(&spec, None, &prior)),
+            json!({"args": ["a", "b"]})
+        );
+    }
+
+    #[test]
+    fn an_apply_names_the_fields_other_managers_keep() {
+        let live = json!({"model": {"name": "m", "servedName": "legacy"}, "intent": "suspended",
+                          "args": ["x"], "container": {"image": "i"}});
+        let desired = json!({"model": {"name": "m"}, "args": ["y"], "container": {"image": "i"}});
+        assert_eq!(
+            kept_by_others(&live, &desired),
+            vec!["intent".to_owned(), "model.servedName".to_owned()]
+        );
+        assert!(kept_by_others(&desired, &desired).is_empty());
     }
 }

@@ -238,8 +238,9 @@ impl<K: Kind> CustomResource<K> {
     }
 
     /// The refreshed state for `live`, the object of `state` (pure): the spec fields `field_manager` owns (its
-    /// managedFields entry) plus the fields `state` already holds (so edits by other managers to fields we manage
-    /// show up as drift, while fields only the API server or the operator set do not), with the written form of
+    /// managedFields entry) plus the values at the paths `state` already holds ([`managed::visible`]: edits by other
+    /// managers to fields we set show up as drift, while fields other managers added beside ours, which an apply
+    /// cannot remove, do not), with the written form of
     /// equal quantities kept; `wait_for` and `timeouts` from `state`; the kind's facts from `live`; the plan-time
     /// values recomputed.
     pub fn state_from_live(
@@ -257,20 +258,9 @@ impl<K: Kind> CustomResource<K> {
             live.metadata.managed_fields.as_deref().unwrap_or_default(),
             field_manager,
         );
-        let mut filtered = match &owned {
-            Some(set) => managed::prune(&spec, set)
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            None => Map::new(),
-        };
-        for field in &self.fields {
-            if is_set(state.get(&field.tf_name))
-                && let Some(value) = spec.get(&field.json_name)
-            {
-                filtered.insert(field.json_name.clone(), value.clone());
-            }
-        }
+        let prior =
+            fields::to_known_json(&self.fields, state).map_or(Json::Null, |(p, _)| Json::Object(p));
+        let filtered = managed::visible(&spec, owned.as_ref(), &prior);
         let namespace = live.metadata.namespace.clone().unwrap_or_default();
         let name = live.metadata.name.clone().unwrap_or_default();
         let mut read = self.state_from_spec(&namespace, &name, &filtered, state);
@@ -328,16 +318,6 @@ pub fn merge(resource: Value, values: BTreeMap<String, Value>) -> Value {
             Value::Object(attrs)
         }
         other => other,
-    }
-}
-
-/// Whether a state attribute holds a value (null and empty collections do not).
-fn is_set(value: Option<&Value>) -> bool {
-    match value {
-        None | Some(Value::Null) => false,
-        Some(Value::List(items)) => !items.is_empty(),
-        Some(Value::Map(entries)) => !entries.is_empty(),
-        Some(_) => true,
     }
 }
 
@@ -451,20 +431,21 @@ impl<K: Kind> Resource for CustomResource<K> {
         }
         // Nothing to send when only wait_for, timeouts or the written form of an equal quantity changed (a
         // TrainingRun's spec could not take even that).
-        let state = if plan::spec_unchanged(&self.spec_schema, prior, planned) {
-            planned.clone()
+        let (state, mut diags) = if plan::spec_unchanged(&self.spec_schema, prior, planned) {
+            (planned.clone(), Diagnostics::new())
         } else {
             match self.create_or_update(ctx, prior, planned, config).await {
-                Ok(state) => state,
+                Ok(written) => written,
                 Err(diags) => return (prior.clone(), diags),
             }
         };
         if K::WAIT_VALUES.is_empty() {
-            return (state, Diagnostics::new());
+            return (state, diags);
         }
         let which = if prior.is_null() { "create" } else { "update" };
         let timeout = timeouts::get(planned, which, DEFAULT_WAIT);
-        let (object, diags) = self.wait(ctx, &state, timeout).await;
+        let (object, waited) = self.wait(ctx, &state, timeout, prior.is_null()).await;
+        diags.extend(waited);
         (
             write::fill_unknown_facts::<K>(state, object.as_ref()),
             diags,

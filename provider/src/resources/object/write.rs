@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 use super::super::api_error::{self, Action};
 use super::super::attributes::{ID, NAME, NAMESPACE, WAIT_FOR};
 use super::super::kind::{Kind, WaitState};
-use super::super::{ProviderContext, fields, timeouts, wait};
+use super::super::{ProviderContext, fields, managed, timeouts, wait};
 use super::{CustomResource, DELETE_POLL, WAIT_POLL, live_facts, namespace_and_name};
 use crate::config::DefaultNamespace;
 use crate::diag::{AttrPath, Diagnostics};
@@ -58,7 +58,7 @@ impl<K: Kind> CustomResource<K> {
         prior: &Value,
         planned: &Value,
         config: &Value,
-    ) -> Result<Value, Diagnostics> {
+    ) -> Result<(Value, Diagnostics), Diagnostics> {
         // The planned state may still hold unknowns for values that came from other resources; at apply time the
         // configuration is wholly known, and every non-computed attribute is planned exactly as configured, so the
         // configuration is the source of truth.
@@ -97,9 +97,11 @@ impl<K: Kind> CustomResource<K> {
         if ctx.config.force_conflicts {
             params = params.force();
         }
-        api.patch(&name, &params, &Patch::Apply(&manifest))
+        let written = api
+            .patch(&name, &params, &Patch::Apply(&manifest))
             .await
             .map_err(|e| self.api_error(e, Action::Apply, &object, ctx))?;
+        let warnings = kept_by_others(&self.api.kind, &object, &written, manifest["spec"].clone());
         // The CRDs add no defaults, so the object holds exactly the planned spec: the new state is the plan (every
         // known planned value unchanged) with id and namespace known.
         let Value::Object(mut state) = planned.clone() else {
@@ -110,7 +112,7 @@ impl<K: Kind> CustomResource<K> {
         };
         state.insert(ID.into(), Value::string(&object));
         state.insert(NAMESPACE.into(), Value::string(&namespace));
-        Ok(Value::Object(state))
+        Ok((Value::Object(state), warnings))
     }
 
     /// The live object's JSON for `state`, `None` when it is gone.
@@ -126,13 +128,15 @@ impl<K: Kind> CustomResource<K> {
     }
 
     /// Waits for `wait_for` of `state`; returns the last object seen and the diagnostics of a timeout or a failed
-    /// run.
+    /// run. `created`: the write created the object (Terraform then taints it on an error; an update it does not).
     pub(super) async fn wait(
         &self,
         ctx: &ProviderContext,
         state: &Value,
         timeout: Duration,
+        created: bool,
     ) -> (Option<Json>, Diagnostics) {
+        let kept = in_state(created);
         let wait_for = state
             .get(WAIT_FOR)
             .and_then(Value::as_str)
@@ -147,8 +151,9 @@ impl<K: Kind> CustomResource<K> {
                     diags.push_error(
                         Some(AttrPath::attrs(&[WAIT_FOR])),
                         format!("Cannot tell whether {kind} {id} is {wait_for}"),
-                        "The object was written, then reading it back failed (above): it stays in state (tainted, \
-                         so the next apply replaces it rather than creating it twice).",
+                        format!(
+                            "The object was written, then reading it back failed (above). {kept}"
+                        ),
                     );
                     return (None, diags);
                 }
@@ -168,16 +173,14 @@ impl<K: Kind> CustomResource<K> {
                 WaitState::Failed(why) => {
                     return fail(
                         format!("{kind} {id} will not become {wait_for}"),
-                        format!("{why}. The resource stays in state (tainted)."),
+                        format!("{why}. {kept}"),
                     );
                 }
                 WaitState::Waiting(missing) if started.elapsed() >= timeout => {
                     return fail(
                         format!("Timed out waiting for {kind} {id} to be {wait_for}"),
                         format!(
-                            "After {}s: {missing}. The object was written and stays in state (tainted, so the next \
-                             apply replaces it rather than creating it twice); raise the timeouts block to wait \
-                             longer.",
+                            "After {}s: {missing}. {kept} Raise the timeouts block to wait longer.",
                             timeout.as_secs()
                         ),
                     );
@@ -187,8 +190,7 @@ impl<K: Kind> CustomResource<K> {
                         return fail(
                             format!("Stopped waiting for {kind} {id} to be {wait_for}"),
                             format!(
-                                "Terraform was interrupted after {}s: {missing}. The object was written and stays \
-                                 in state (tainted, so the next apply replaces it rather than creating it twice).",
+                                "Terraform was interrupted after {}s: {missing}. {kept}",
                                 started.elapsed().as_secs()
                             ),
                         );
@@ -196,6 +198,17 @@ impl<K: Kind> CustomResource<K> {
                 }
             }
         }
+    }
+}
+
+/// What becomes of the resource when a wait after its write fails: Terraform taints a resource whose create returned
+/// an error with a new state, never one whose update did.
+fn in_state(created: bool) -> &'static str {
+    if created {
+        "The object was written and stays in state, tainted: the next apply replaces it rather than creating it twice."
+    } else {
+        "The change was written and is in state (Terraform does not taint an updated resource): the next plan shows \
+         no change for it, and the object converges once the cause is fixed."
     }
 }
 
@@ -255,4 +268,27 @@ pub(super) fn fill_unknown_facts<K: Kind>(state: Value, object: Option<&Json>) -
         }
     }
     Value::Object(attrs)
+}
+
+/// A warning naming the `spec` fields of the `written` object that the applied `desired` spec leaves out: other
+/// field managers own them, so server-side apply keeps them ([`managed::kept_by_others`]) and a refresh does not
+/// show them ([`managed::visible`]). Empty when there are none.
+fn kept_by_others(kind: &str, object: &str, written: &DynamicObject, desired: Json) -> Diagnostics {
+    let mut diags = Diagnostics::new();
+    let kept = managed::kept_by_others(&written.data["spec"], &desired);
+    if !kept.is_empty() {
+        let fields: Vec<String> = kept.iter().map(|path| format!("spec.{path}")).collect();
+        diags.push_warning(
+            None,
+            format!("{kind} {object} keeps fields this configuration does not set"),
+            format!(
+                "{} {} set by another field manager (kubectl, the Slack bot, a script), and server-side apply \
+                 removes only fields this provider set. Set them in the configuration to manage them here, or remove \
+                 them where they were set (e.g. kubectl edit).",
+                fields.join(", "),
+                if fields.len() == 1 { "is" } else { "are" }
+            ),
+        );
+    }
+    diags
 }
