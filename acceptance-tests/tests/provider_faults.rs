@@ -236,7 +236,7 @@ async fn the_api_server_going_away_mid_apply_is_an_error_and_a_rerun_converges()
         text.contains(&format!("Cannot read {gate}"))
             && text.contains("Kubernetes API request failed")
             && text.contains(&format!("Cannot tell whether {gate} is reconciled"))
-            && text.contains("stays in state (tainted"),
+            && text.contains("stays in state, tainted"),
         "{text}"
     );
     assert!(!text.contains("panic"), "{text}");

@@ -5,6 +5,8 @@
 
 use serde_json::Value as Json;
 
+use model_fleet_api::conditions::{ConditionType, Reason};
+
 use super::kind::{Kind, WaitState};
 use crate::value::Value;
 
@@ -13,7 +15,17 @@ pub const NONE: &str = "none";
 /// Waits until the operator processed this generation.
 pub const RECONCILED: &str = "reconciled";
 
-/// Evaluates `wait_for` of kind `K` on the object's JSON; `state` is the resource's new state.
+/// The `Ready` reasons by which the operator refuses a spec as written (docs/CONDITIONS.md): no retry changes them,
+/// only a new spec does, so a wait ends on them at once.
+const REFUSALS: [Reason; 4] = [
+    Reason::FitTooLarge,
+    Reason::FitUnsplittable,
+    Reason::InvalidSpec,
+    Reason::WritableDatasetMount,
+];
+
+/// Evaluates `wait_for` of kind `K` on the object's JSON; `state` is the resource's new state. Any `wait_for` but
+/// `none` fails once the operator refused the current generation ([`REFUSALS`]).
 pub fn check<K: Kind>(wait_for: &str, object: &Json, state: &Value) -> WaitState {
     if matches!(wait_for, "" | NONE) {
         return WaitState::Done;
@@ -21,13 +33,44 @@ pub fn check<K: Kind>(wait_for: &str, object: &Json, state: &Value) -> WaitState
     if let Some(waiting) = unreconciled(object) {
         return waiting;
     }
+    if let Some(refused) = refused(object) {
+        return refused;
+    }
     match wait_for {
         RECONCILED => WaitState::Done,
         other => K::wait(other, object, state),
     }
 }
 
-/// `Waiting` while the operator has not written a status for the object's current generation.
+/// `Ready=False` as the operator wrote it for the object's current generation: `(reason, message)`.
+fn ready_for_this_generation(object: &Json) -> Option<(&str, &str)> {
+    let ready = condition(object, ConditionType::Ready.as_str())?;
+    let text = |key: &str| ready.get(key).and_then(Json::as_str);
+    let current = ready.get("observedGeneration").and_then(Json::as_i64)
+        == object
+            .pointer("/metadata/generation")
+            .and_then(Json::as_i64);
+    (current && text("status") == Some("False")).then(|| {
+        (
+            text("reason").unwrap_or_default(),
+            text("message").unwrap_or_default(),
+        )
+    })
+}
+
+/// `Failed` when the operator refused the current generation.
+fn refused(object: &Json) -> Option<WaitState> {
+    let (reason, message) = ready_for_this_generation(object)?;
+    REFUSALS.iter().any(|r| r.as_str() == reason).then(|| {
+        WaitState::Failed(format!(
+            "the operator refused this spec (Ready=False, {reason}): {message}; change the configuration"
+        ))
+    })
+}
+
+/// `Waiting` while the operator has not written a status for the object's current generation. When its last
+/// reconcile of that generation failed (`Ready=False` for it, e.g. `ReconcileError`), the message quotes that error
+/// rather than asking whether the operator runs.
 fn unreconciled(object: &Json) -> Option<WaitState> {
     let generation = object
         .pointer("/metadata/generation")
@@ -40,12 +83,22 @@ fn unreconciled(object: &Json) -> Option<WaitState> {
             "no status: is the operator running?".into(),
         )),
         (_, Some(o), Some(g)) if o >= g => None,
-        (_, o, g) => Some(WaitState::Waiting(format!(
-            "the operator has not processed generation {} yet (status.observedGeneration is {}): is the \
-             operator running?",
-            g.map_or("?".into(), |g| g.to_string()),
-            o.map_or("absent".into(), |o| o.to_string()),
-        ))),
+        (_, o, g) => {
+            let g = g.map_or("?".into(), |g| g.to_string());
+            Some(WaitState::Waiting(
+                match ready_for_this_generation(object) {
+                    Some((reason, message)) => format!(
+                        "the operator's reconcile of generation {g} fails (Ready=False, {reason}): {message}; it \
+                     retries with backoff"
+                    ),
+                    None => format!(
+                        "the operator has not processed generation {g} yet (status.observedGeneration is {}): is the \
+                     operator running?",
+                        o.map_or("absent".into(), |o| o.to_string()),
+                    ),
+                },
+            ))
+        }
     }
 }
 
@@ -83,6 +136,48 @@ mod tests {
         );
         assert_eq!(
             check::<Inference>(NONE, &no_status, &Value::Null),
+            WaitState::Done
+        );
+    }
+
+    #[test]
+    fn a_failing_reconcile_is_quoted_and_a_refusal_ends_the_wait() {
+        let ready = |generation: i64, reason: &str| {
+            json!({"metadata": {"generation": 5}, "status": {"observedGeneration": 4, "conditions": [
+                {"type": "Ready", "status": "False", "reason": reason, "observedGeneration": generation,
+                 "message": "apply Deployment/chat: duplicate entries for key [name=\"A\"]"}]}})
+        };
+        let WaitState::Waiting(why) =
+            check::<Inference>(RECONCILED, &ready(5, "ReconcileError"), &Value::Null)
+        else {
+            panic!("still waiting")
+        };
+        assert_eq!(
+            why,
+            "the operator's reconcile of generation 5 fails (Ready=False, ReconcileError): apply Deployment/chat: \
+             duplicate entries for key [name=\"A\"]; it retries with backoff"
+        );
+        // The error of an older generation says nothing about this one.
+        assert!(matches!(
+            check::<Inference>(RECONCILED, &ready(4, "ReconcileError"), &Value::Null),
+            WaitState::Waiting(m) if m.contains("is the operator running?")
+        ));
+        // A refusal of the current generation ends every wait but `none`.
+        let refused = json!({"metadata": {"generation": 2}, "status": {"observedGeneration": 2, "conditions": [
+            {"type": "Ready", "status": "False", "reason": "InvalidSpec", "observedGeneration": 2,
+             "message": "volume name dshm is reserved"}]}});
+        for wait_for in [RECONCILED, "ready"] {
+            assert_eq!(
+                check::<Inference>(wait_for, &refused, &Value::Null),
+                WaitState::Failed(
+                    "the operator refused this spec (Ready=False, InvalidSpec): volume name dshm is reserved; \
+                     change the configuration"
+                        .into()
+                )
+            );
+        }
+        assert_eq!(
+            check::<Inference>(NONE, &refused, &Value::Null),
             WaitState::Done
         );
     }

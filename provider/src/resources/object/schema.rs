@@ -43,7 +43,8 @@ pub(super) fn block<K: Kind>(fields: &[Field]) -> Block {
             Type::String,
             &format!(
                 "What apply waits for after writing the object: {} (default `{}`). Bounded by timeouts.create / \
-                 timeouts.update (default 20m).",
+                 timeouts.update (default 20m). A wait ends at once in an error when the operator refuses the spec \
+                 (`Ready=False` with `FitTooLarge`, `FitUnsplittable`, `InvalidSpec` or `WritableDatasetMount`).",
                 values.join(", "),
                 K::WAIT_VALUES[0]
             ),
