@@ -132,16 +132,17 @@ fn walk(schema: &Value, value: &Value, path: &str, errs: &mut Vec<FieldError>) {
     if schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
         // Every int-or-string field of the Model Fleet API is a Kubernetes quantity (resources, sizeLimit); the
         // CRD cannot say so, and a malformed one would fail first when the child is applied.
+        // The grammar is the API server's own (`crate::quantity::check`), so what passes here decodes there.
         match value {
-            Value::String(text) if crate::quantity::parse(text).is_none() => errs.push(invalid(
-                path,
-                value,
-                format!(
-                    "{path} must be a Kubernetes quantity such as 500m, 2, 1.5Gi or 1e3 (a number with an optional \
-                     suffix Ki, Mi, Gi, Ti, Pi, Ei, n, u, m, k, M, G, T, P, E)"
-                ),
-            )),
-            Value::String(_) => {}
+            Value::String(text) => {
+                if let Err(err) = crate::quantity::check(text) {
+                    errs.push(invalid(
+                        path,
+                        value,
+                        format!("{path} must be a Kubernetes quantity such as 500m, 2, 1.5Gi or 1e3: {err}"),
+                    ));
+                }
+            }
             _ if value.is_i64() || value.is_u64() => {}
             _ => errs.push(invalid(
                 path,

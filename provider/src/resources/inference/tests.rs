@@ -470,3 +470,26 @@ fn warnings_match_the_operators_warning_conditions() {
     set(&mut unknown, &["replicas", "min"], Value::Unknown);
     assert!(plan(&unknown).0.is_empty(), "{:?}", plan(&unknown).0);
 }
+
+// A new-user trial: `1e3m` (an exponent and a suffix) passed validate, then every apply of the Deployment failed.
+#[test]
+fn a_quantity_with_an_exponent_and_a_suffix_fails_validation() {
+    let resource = inference();
+    let fields = resource.fields();
+    let spec = json!({"model": {"name": "m"}, "container": {"image": "i",
+        "resources": {"requests": {"cpu": "1e3m", "memory": "1e3"}}}});
+    let diags = resource.validate(&resource_value(fields, "m", spec));
+    let found: Vec<(String, String)> = diags
+        .0
+        .iter()
+        .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.clone()))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "container.resources.requests[\"cpu\"]");
+    assert!(
+        found[0]
+            .1
+            .contains("never an exponent and a suffix together"),
+        "{found:?}"
+    );
+}
