@@ -114,9 +114,31 @@ pub fn is_dns_label(s: &str) -> bool {
     NameRule::Dns1123Label.is_valid(s) && !s.is_empty()
 }
 
-/// An RFC 1123 subdomain (custom resource names, Gateway names): up to 253 characters, dot-separated labels.
+/// Longest DNS-1123 subdomain (`validation.DNS1123SubdomainMaxLength`).
+pub const MAX_SUBDOMAIN_LEN: usize = 253;
+
+/// An RFC 1123 subdomain (object names: custom resources, Gateways, ServiceAccounts, PriorityClasses): 1-253
+/// characters matching `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`. Exactly Kubernetes'
+/// `IsDNS1123Subdomain` (`k8s.io/apimachinery/pkg/util/validation`): only the total length is limited, not each
+/// dot-separated part, so a 70-character name without dots is valid (its children get hashed names,
+/// [`child_name`]). Where a name must also be a label (at most 63: a Service, a namespace) use [`is_dns_label`].
 pub fn is_dns_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(is_dns_label)
+    (1..=MAX_SUBDOMAIN_LEN).contains(&s.len()) && s.split('.').all(is_label_shaped)
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?` of any length: one dot-separated part of a subdomain.
+fn is_label_shaped(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) => {
+            first.is_ascii_alphanumeric()
+                && last.is_ascii_alphanumeric()
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        }
+        _ => false,
+    }
 }
 
 /// A label value for `value` (used for `app.kubernetes.io/instance` and selector labels).
@@ -190,6 +212,30 @@ mod tests {
             "a".repeat(63),
             "b".repeat(63)
         )));
+    }
+
+    // A new-user trial: a 70-character name without dots is valid for the API server (IsDNS1123Subdomain limits
+    // only the total), so the provider must take it too; each case checked against apimachinery v0.35.4.
+    #[test]
+    fn subdomains_limit_the_total_not_each_part() {
+        assert!(is_dns_subdomain(&"a".repeat(70)));
+        assert!(is_dns_subdomain(&"a".repeat(253)));
+        assert!(is_dns_subdomain(&format!(
+            "{}.{}",
+            "a".repeat(100),
+            "b".repeat(100)
+        )));
+        assert!(!is_dns_subdomain(&"a".repeat(254)));
+        for bad in [
+            "", ".", "a.", ".a", "a..b", "A", "a_b", "-a", "a-", "a.-b", "a-.b", "a b", "\u{e9}",
+        ] {
+            assert!(!is_dns_subdomain(bad), "{bad:?}");
+        }
+        for good in ["a", "0", "a-b.c-d", "7b.chat", "a--b"] {
+            assert!(is_dns_subdomain(good), "{good:?}");
+        }
+        // A label still stops at 63.
+        assert!(!is_dns_label(&"a".repeat(70)));
     }
 
     #[test]

@@ -228,6 +228,28 @@ fn import_ids_need_namespace_and_name() {
     }
 }
 
+// A new-user trial: a name of 70 characters without dots is one the API server takes (IsDNS1123Subdomain limits only
+// the total to 253), and the operator reconciles it; validate and import must take it too.
+#[test]
+fn long_names_without_dots_are_valid_names_and_import_ids() {
+    let resource = dataset();
+    let long = "d".repeat(70);
+    let config = with(&minimal_config(&resource), "name", Value::string(&long));
+    assert!(
+        resource.validate(&config).0.is_empty(),
+        "{:?}",
+        resource.validate(&config)
+    );
+    assert_eq!(
+        parse_import_id("Dataset", &format!("ml/{long}")).unwrap(),
+        ("ml".to_string(), long.clone())
+    );
+    let too_long = "d".repeat(254);
+    let config = with(&minimal_config(&resource), "name", Value::string(&too_long));
+    assert_eq!(resource.validate(&config).0.len(), 1);
+    assert!(parse_import_id("Dataset", &format!("ml/{too_long}")).is_err());
+}
+
 #[test]
 fn upgrade_reads_version_0_json_state() {
     let resource = dataset();
