@@ -55,7 +55,8 @@ pub struct ScheduleState {
 impl ScheduleState {
     /// The state at `now` of a schedule expiring at `expires_at` (RFC 3339, [`Scheduled::expires_at`]).
     pub fn of(expires_at: Option<&str>, now: Timestamp) -> ScheduleState {
-        let expires_at = expires_at.and_then(|text| text.parse::<Timestamp>().ok());
+        let expires_at =
+            expires_at.and_then(|text| crate::validate::format::parse_date_time(text).ok());
         ScheduleState { expires_at, now }
     }
 

@@ -1,5 +1,5 @@
 //! Schema validation without an API server: walks a manifest against the generated CRD's
-//! structural schema (types, required, enums, ranges, lengths, patterns, unknown fields) and
+//! structural schema (types, required, enums, ranges, lengths, patterns, formats, unknown fields) and
 //! reports errors in the API server's words and field paths, e.g.
 //! `spec.replicas.min: Invalid value: -1: spec.replicas.min in body should be greater than or equal to 0`.
 //! The CRDs' CEL rules (`x-kubernetes-validations`) are evaluated by [`cel`] (a CEL runtime, `kube-cel`), after
@@ -7,6 +7,7 @@
 //! use them. The API server stays the authority.
 
 pub mod cel;
+pub mod format;
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -214,7 +215,7 @@ fn check_number(schema: &Value, value: &Value, n: f64, path: &str, errs: &mut Ve
     }
 }
 
-/// `minLength`, `maxLength`, `pattern`.
+/// `minLength`, `maxLength`, `pattern`, `format` ([`format::check`]: `date-time`).
 fn check_string(schema: &Value, value: &Value, s: &str, path: &str, errs: &mut Vec<FieldError>) {
     let len = s.chars().count() as u64;
     if let Some(min) = schema
@@ -246,6 +247,11 @@ fn check_string(schema: &Value, value: &Value, s: &str, path: &str, errs: &mut V
             value,
             format!("{path} in body should match '{p}'"),
         ));
+    }
+    if let Some(f) = schema.get("format").and_then(Value::as_str)
+        && let Err(why) = format::check(f, s)
+    {
+        errs.push(invalid(path, value, format!("{path} {why}")));
     }
 }
 

@@ -493,3 +493,24 @@ fn a_quantity_with_an_exponent_and_a_suffix_fails_validation() {
         "{found:?}"
     );
 }
+
+// A new-user trial: `expires_at = "tomorrow"` passed validate (the CRD's `format: date-time` was not checked), then
+// the API server refused the apply.
+#[test]
+fn an_expiry_that_is_not_a_date_time_fails_validation_with_an_example() {
+    let resource = inference();
+    let fields = resource.fields();
+    let spec = |at: &str| json!({"model": {"name": "m"}, "container": {"image": "i"}, "schedule": {"expiresAt": at}});
+    let diags = resource.validate(&resource_value(fields, "m", spec("tomorrow")));
+    let found: Vec<(String, String)> = diags
+        .0
+        .iter()
+        .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.clone()))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "schedule.expires_at");
+    assert!(found[0].1.contains("RFC 3339"), "{found:?}");
+    assert!(found[0].1.contains("2026-12-31T18:00:00Z"), "{found:?}");
+    let valid = resource.validate(&resource_value(fields, "m", spec("2026-12-31T18:00:00Z")));
+    assert!(valid.0.is_empty(), "{valid:?}");
+}
