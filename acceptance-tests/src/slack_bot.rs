@@ -146,6 +146,7 @@ impl SlackBot {
             "SLACK_ALLOWED_USER_IDS",
             "SLACK_ALLOWED_CHANNEL_IDS",
             "DEFAULT_WORKLOAD_NAMESPACE",
+            "SLACK_PUBLIC_READ_NAMESPACES",
             "SLACK_SIGNING_SECRET",
         ] {
             cmd.env_remove(var);

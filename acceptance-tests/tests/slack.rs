@@ -508,6 +508,11 @@ async fn refusals_say_what_to_type_and_change_nothing() -> anyhow::Result<()> {
             "Try `/fleet training cancel NAMESPACE/nosuch confirm`".into(),
         ),
         (
+            s.fake
+                .slash(STRANGER, FLEET, &format!("inventory {other_ns}")),
+            format!("`{other_ns}` is not open to people outside SLACK_ALLOWED_USER_IDS"),
+        ),
+        (
             s.fake.mention(STRANGER, FLEET, "stop llama"),
             "You may look but not change anything".into(),
         ),
@@ -524,6 +529,12 @@ async fn refusals_say_what_to_type_and_change_nothing() -> anyhow::Result<()> {
             "expected `{expected}` in: {text}"
         );
     }
+    // The default namespace is open to everyone (SLACK_PUBLIC_READ_NAMESPACES unset): read as the bot.
+    let public = answer(&s, &s.fake.slash(STRANGER, FLEET, "inventory")).await?;
+    assert!(
+        public.contains(&format!("Inventory of {ns}")) && public.contains("llama"),
+        "{public}"
+    );
     let known = answer(&s, &s.fake.slash(ADMIN, FLEET, "stop nosuch")).await?;
     assert!(
         known.contains("InferenceServices in `") && known.contains("llama"),
@@ -718,6 +729,26 @@ async fn redelivery_runs_once_and_a_reconnect_loses_nothing() -> anyhow::Result<
         .map(|(r, _)| r)
         .collect();
     assert_eq!(reasons.len(), 3, "stop, start, stop: {reasons:?}");
+
+    // SIGTERM mid-command (a pod being rolled): the bot closes its connections but lets the running command finish
+    // (each command waits 2 s here), so the change still gets its Event and its reply.
+    let last = s.fake.slash(ADMIN, FLEET, "start llama");
+    s.fake.deliver(&last, 0)?;
+    s.fake.ack(&last).await?;
+    let status = s.bot.terminate()?;
+    assert!(status.success(), "{status}");
+    let reply = s.fake.reply(&last).await?;
+    assert!(
+        reply.all_text().contains("started InferenceService"),
+        "{}",
+        reply.all_text()
+    );
+    assert_eq!(spec_field(&s.isvcs(), "llama", "intent").await?, "active");
+    assert_eq!(
+        s.slack_events("llama").await?.len(),
+        4,
+        "the Event of the last change"
+    );
     s.assert_no_secrets();
     Ok(())
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use kube::runtime::events::Reporter;
 use slack_morphism::prelude::SlackApiAppsConnectionOpenRequest;
+use tokio_util::task::TaskTracker;
 
 use model_fleet_operator::slack::access::Clients;
 use model_fleet_operator::slack::config::{Credentials, Policy};
@@ -56,6 +57,16 @@ pub struct SlackArgs {
         value_name = "NAMESPACE"
     )]
     pub default_workload_namespace: String,
+
+    /// Namespaces people outside the allowlist may read (comma separated; `*` for all). Their reads run as the bot,
+    /// whose read access reaches every namespace. Empty: the default namespace only.
+    #[arg(
+        long,
+        env = "SLACK_PUBLIC_READ_NAMESPACES",
+        default_value = "",
+        value_name = "NAMESPACES"
+    )]
+    pub public_read_namespaces: String,
 
     /// Groups added to the impersonated `slack:<id>` user (comma separated).
     #[arg(
@@ -103,7 +114,8 @@ pub fn main(args: SlackArgs) -> anyhow::Result<()> {
         &args.allowed_channel_ids,
         &args.default_workload_namespace,
         groups,
-    )?;
+    )?
+    .with_public_read(&args.public_read_namespaces)?;
     post::check_api_url(&args.slack_api_url)?;
     // One TLS provider for the Web API, the WebSocket and the Kubernetes client (ring; already set is fine).
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -153,15 +165,28 @@ async fn run(args: SlackArgs, credentials: Credentials, policy: Policy) -> anyho
         user,
         delay: Duration::from_secs(args.test_command_delay_seconds),
         dedup: Mutex::new(Dedup::default()),
+        tasks: TaskTracker::new(),
     });
-    let transport = Transport::start(slack, app_token, args.socket_connections, bot)
+    let transport = Transport::start(slack, app_token, args.socket_connections, bot.clone())
         .await
         .context("starting the Socket Mode connections")?;
     shutdown_signal().await;
     transport.shutdown().await;
+    let cut = bot.drain(SHUTDOWN_GRACE).await;
+    if cut > 0 {
+        tracing::warn!(
+            commands = cut,
+            grace_seconds = SHUTDOWN_GRACE.as_secs(),
+            "commands still running at shutdown were cut short: their replies are lost"
+        );
+    }
     tracing::info!("slack bot stopped");
     Ok(())
 }
+
+/// How long a stopping bot lets running commands finish: within Kubernetes' default 30 s termination grace, and
+/// longer than one call's [`model_fleet_operator::slack::access::API_TIMEOUT`].
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(25);
 
 /// Completes on SIGTERM (Kubernetes stopping the pod) or SIGINT.
 async fn shutdown_signal() {

@@ -32,6 +32,15 @@ pub enum Refusal {
         /// The channels where commands run.
         allowed: Vec<String>,
     },
+    /// A read by someone outside `SLACK_ALLOWED_USER_IDS` of a namespace outside `SLACK_PUBLIC_READ_NAMESPACES`.
+    NotPublic {
+        /// The Slack user id.
+        user: String,
+        /// The namespace asked for.
+        namespace: String,
+        /// The namespaces such people may read (`None`: all, never refused).
+        readable: Vec<String>,
+    },
     /// A change asked by someone outside `SLACK_ALLOWED_USER_IDS` (everyone, when it is empty).
     ReadOnly {
         /// The Slack user id.
@@ -44,7 +53,7 @@ pub enum Refusal {
 /// Decides whether `user` may run `command` in `channel`, and as whom.
 ///
 /// `help` runs everywhere (it tells where the bot works); other commands only in allowed channels; changes only for
-/// allowlisted users.
+/// allowlisted users; reads of others (which run as the bot) only in `SLACK_PUBLIC_READ_NAMESPACES`.
 ///
 /// # Errors
 /// The [`Refusal`] to show the person.
@@ -77,7 +86,32 @@ pub fn decide(
             nobody_allowed: policy.allowed_users.is_empty(),
         });
     }
+    if let Some(namespace) = read_namespace(command, &policy.default_namespace)
+        && !policy.publicly_readable(namespace)
+    {
+        return Err(Refusal::NotPublic {
+            user: user.to_owned(),
+            namespace: namespace.to_owned(),
+            readable: policy
+                .public_read_namespaces
+                .iter()
+                .flatten()
+                .cloned()
+                .collect(),
+        });
+    }
     Ok(Caller::Bot)
+}
+
+/// The namespace a read command reads (`None` for commands that read nothing).
+fn read_namespace<'a>(command: &'a Command, default: &'a str) -> Option<&'a str> {
+    match command {
+        Command::Inventory { namespace } | Command::TrainingList { namespace } => {
+            Some(namespace.as_deref().unwrap_or(default))
+        }
+        Command::TrainingStatus { target } => Some(target.namespace_or(default)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -140,6 +174,33 @@ mod tests {
         );
         assert_eq!(
             decide(&p, "U0BOB", "C0ONE", &parse("training list").unwrap()),
+            Ok(Caller::Bot)
+        );
+    }
+
+    #[test]
+    fn others_read_only_the_public_namespaces_as_the_bot() {
+        let p = policy("U0ANA", "");
+        for text in [
+            "inventory team-b",
+            "training list team-b",
+            "training status team-b/ft",
+        ] {
+            assert_eq!(
+                decide(&p, "U0BOB", "C0ONE", &parse(text).unwrap()),
+                Err(Refusal::NotPublic {
+                    user: "U0BOB".into(),
+                    namespace: "team-b".into(),
+                    readable: vec!["team-a".into()]
+                }),
+                "{text}"
+            );
+        }
+        // Allowlisted people read as themselves: the cluster's RBAC decides.
+        assert!(decide(&p, "U0ANA", "C0ONE", &parse("inventory team-b").unwrap()).is_ok());
+        let open = p.with_public_read("*").unwrap();
+        assert_eq!(
+            decide(&open, "U0BOB", "C0ONE", &parse("inventory team-b").unwrap()),
             Ok(Caller::Bot)
         );
     }

@@ -81,6 +81,12 @@ pub enum ConfigError {
         "DEFAULT_WORKLOAD_NAMESPACE `{0}` is not a valid namespace name (lowercase letters, digits and '-')"
     )]
     BadNamespace(String),
+    /// An entry of `SLACK_PUBLIC_READ_NAMESPACES` that is neither a namespace name nor `*`.
+    #[error(
+        "SLACK_PUBLIC_READ_NAMESPACES has `{0}`, which is not a namespace name (lowercase letters, digits and '-') \
+         nor `*`; separate namespaces with commas"
+    )]
+    BadReadNamespace(String),
 }
 
 impl Credentials {
@@ -129,6 +135,10 @@ pub struct Policy {
     pub default_namespace: String,
     /// Groups added to the impersonated `slack:<user id>` (default `model-fleet:slack-users`).
     pub impersonation_groups: Vec<String>,
+    /// `SLACK_PUBLIC_READ_NAMESPACES`: the namespaces people outside `allowed_users` may read. Their reads run as the
+    /// bot, whose read access reaches every namespace, so this list is what keeps them out of the others. `None`:
+    /// every namespace (`*`); by default only `default_namespace`.
+    pub public_read_namespaces: Option<BTreeSet<String>>,
 }
 
 impl Policy {
@@ -164,9 +174,42 @@ impl Policy {
         Ok(Self {
             allowed_users: users,
             allowed_channels: (!channels.is_empty()).then_some(channels),
+            public_read_namespaces: Some(BTreeSet::from([namespace.clone()])),
             default_namespace: namespace,
             impersonation_groups,
         })
+    }
+
+    /// Sets [`Policy::public_read_namespaces`] from `SLACK_PUBLIC_READ_NAMESPACES`: namespaces separated by commas or
+    /// whitespace, `*` for every namespace; empty keeps the default (the default namespace only).
+    ///
+    /// # Errors
+    /// [`ConfigError::BadReadNamespace`] for an entry that is not a namespace name.
+    pub fn with_public_read(mut self, text: &str) -> Result<Self, ConfigError> {
+        let entries: Vec<&str> = text
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|entry| !entry.is_empty())
+            .collect();
+        if entries.contains(&"*") {
+            self.public_read_namespaces = None;
+        } else if !entries.is_empty() {
+            let mut namespaces = BTreeSet::new();
+            for entry in entries {
+                if !is_dns_label(entry) {
+                    return Err(ConfigError::BadReadNamespace(entry.to_owned()));
+                }
+                namespaces.insert(entry.to_owned());
+            }
+            self.public_read_namespaces = Some(namespaces);
+        }
+        Ok(self)
+    }
+
+    /// Whether people outside the allowlist may read `namespace` ([`Policy::public_read_namespaces`]).
+    pub fn publicly_readable(&self, namespace: &str) -> bool {
+        self.public_read_namespaces
+            .as_ref()
+            .is_none_or(|namespaces| namespaces.contains(namespace))
     }
 }
 
@@ -262,7 +305,29 @@ mod tests {
                 .contains("`alice`, which is not a Slack user id"),
             "{bad}"
         );
-        let bad = Policy::parse("", "", "Team_A", groups).unwrap_err();
+        let bad = Policy::parse("", "", "Team_A", groups.clone()).unwrap_err();
         assert_eq!(bad, ConfigError::BadNamespace("Team_A".into()));
+    }
+
+    #[test]
+    fn people_outside_the_allowlist_read_the_default_namespace_unless_told_otherwise() {
+        let groups = vec!["model-fleet:slack-users".to_owned()];
+        let policy = Policy::parse("", "", "team-a", groups).unwrap();
+        assert!(policy.publicly_readable("team-a") && !policy.publicly_readable("team-b"));
+        let listed = policy.clone().with_public_read("team-b, team-c").unwrap();
+        assert!(listed.publicly_readable("team-c") && !listed.publicly_readable("team-a"));
+        assert!(
+            policy
+                .clone()
+                .with_public_read("")
+                .unwrap()
+                .publicly_readable("team-a")
+        );
+        let all = policy.clone().with_public_read("*").unwrap();
+        assert!(all.publicly_readable("anything"));
+        assert_eq!(
+            policy.with_public_read("team-b,Team_C").unwrap_err(),
+            ConfigError::BadReadNamespace("Team_C".into())
+        );
     }
 }

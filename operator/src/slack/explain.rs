@@ -30,6 +30,24 @@ pub fn refusal(refusal: &Refusal, prefix: &str) -> Reply {
                 prefix,
             )
         }
+        Refusal::NotPublic {
+            user,
+            namespace,
+            readable,
+        } => {
+            let readable: Vec<String> = readable.iter().map(|ns| format!("`{ns}`")).collect();
+            blocks::problem(
+                &format!("`{namespace}` is not open to people outside SLACK_ALLOWED_USER_IDS."),
+                Some(&format!(
+                    "Without a Kubernetes identity of your own you may read {} (SLACK_PUBLIC_READ_NAMESPACES). An \
+                     admin adds your user id `{user}` to SLACK_ALLOWED_USER_IDS and gives `slack:{user}` a role \
+                     in `{namespace}` (docs/SLACK.md). Nothing was changed.",
+                    readable.join(", ")
+                )),
+                Some("inventory"),
+                prefix,
+            )
+        }
         Refusal::ReadOnly {
             user,
             nobody_allowed,

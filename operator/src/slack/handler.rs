@@ -12,6 +12,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::runtime::events::{Recorder, Reporter};
 use model_fleet_api::v1alpha1::Intent;
 use serde_json::json;
+use tokio_util::task::TaskTracker;
 
 use super::access::{Clients, caller_name};
 use super::actions::{self, ChangeRequest, Desired, Kind, Outcome};
@@ -80,6 +81,8 @@ pub struct Bot {
     pub delay: Duration,
     /// Envelopes handled.
     pub dedup: Mutex<Dedup>,
+    /// The commands and replies still running, so a shutdown lets them finish ([`Bot::drain`]).
+    pub tasks: TaskTracker,
 }
 
 fn ack(envelope: &Envelope, payload: Option<&Reply>) -> String {
@@ -137,7 +140,7 @@ impl Bot {
             Plan::Run { command, caller } => {
                 let working = blocks::working(&request.text);
                 let bot = self.clone();
-                tokio::spawn(async move {
+                self.tasks.spawn(async move {
                     let reply = bot.execute(&request, &command, &caller, &prefix).await;
                     bot.post(&request, &reply).await;
                 });
@@ -148,7 +151,19 @@ impl Bot {
 
     fn spawn_post(self: &Arc<Self>, request: Request, reply: Reply) {
         let bot = self.clone();
-        tokio::spawn(async move { bot.post(&request, &reply).await });
+        self.tasks
+            .spawn(async move { bot.post(&request, &reply).await });
+    }
+
+    /// At shutdown, after the connections closed: waits up to `grace` for the commands and replies still running
+    /// (a change already written still gets its Event and its reply). Returns how many were cut short.
+    pub async fn drain(&self, grace: Duration) -> usize {
+        self.tasks.close();
+        if tokio::time::timeout(grace, self.tasks.wait()).await.is_ok() {
+            0
+        } else {
+            self.tasks.len()
+        }
     }
 
     async fn post(&self, request: &Request, reply: &Reply) {
