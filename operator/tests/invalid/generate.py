@@ -176,6 +176,23 @@ def cel_cases():
                       [kv(shape(attentionHeads=6, kvHeads=4))]))
         cases.append((f"{s}-pod-security-root-under-restricted", "spec.podSecurity.runAsUser", "0 is root",
                       [base(kind, podSecurity={"level": "restricted", "runAsUser": 0})]))
+        env_twice = [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]
+        cases.append((f"{s}-container-env-duplicate", "spec.container.env", "container.env: two entries have the same name",
+                      [base(kind, container={"image": "img", "env": env_twice})]))
+        cases.append((f"{s}-init-env-duplicate", "spec.initContainers[0].env", "initContainers[].env: two entries have the same name",
+                      [base(kind, initContainers=[{"name": "i", "image": "img", "env": env_twice}])]))
+        cases.append((f"{s}-init-named-main", "spec.initContainers[0].name", "main is the name of the main container",
+                      [base(kind, initContainers=[{"name": "main", "image": "img"}])]))
+        cases.append((f"{s}-init-duplicate", "spec.initContainers", "initContainers: two entries have the same name",
+                      [base(kind, initContainers=[{"name": "i", "image": "img"}, {"name": "i", "image": "img"}])]))
+        cases.append((f"{s}-volume-reserved-name", "spec.volumes[0].name", "reserved for the operator's volumes",
+                      [base(kind, volumes=[{"name": "dshm", "mountPath": "/v", "emptyDir": {}}])]))
+        cases.append((f"{s}-volume-duplicate-name", "spec.volumes", "volumes: two entries have the same name",
+                      [base(kind, volumes=[{"name": "v", "mountPath": "/a", "emptyDir": {}},
+                                           {"name": "v", "mountPath": "/b", "emptyDir": {}}])]))
+        cases.append((f"{s}-volume-duplicate-mount-path", "spec.volumes", "volumes: two entries have the same mountPath",
+                      [base(kind, volumes=[{"name": "a", "mountPath": "/v", "emptyDir": {}},
+                                           {"name": "b", "mountPath": "/v", "emptyDir": {}}])]))
         cases.append((f"{s}-gpu-fit-needs-count", "spec.gpu.count", "gpu.count must be at least 1",
                       [base(kind, gpu={"count": 0, "fit": {"modules": [{"name": "m", "weightsGiB": 1, "placement": "sharded"}]}})]))
     i = "InferenceService"
@@ -206,6 +223,11 @@ def cel_cases():
          [base(t, datasets=[{"name": "d", "version": "1", "mountPath": "/d", "readOnly": False}])]),
         ("trun-parallelism-above-completions", "spec.parallelism", "must not exceed spec.completions",
          [base(t, parallelism=3, completions=2)]),
+        ("trun-dataset-duplicate-mount-path", "spec.datasets", "datasets: two entries have the same mountPath",
+         [base(t, datasets=[{"name": "d", "version": "1", "mountPath": "/d"}, {"name": "e", "version": "1", "mountPath": "/d"}])]),
+        ("trun-dataset-mount-path-of-a-volume", "spec.datasets", "a dataset's mountPath is also a volume's mountPath",
+         [base(t, datasets=[{"name": "d", "version": "1", "mountPath": "/v"}],
+               volumes=[{"name": "v", "mountPath": "/v", "emptyDir": {}}])]),
         ("trun-indexed-needs-completions", "spec.completions", "required when completionMode is Indexed",
          [base(t, completionMode="Indexed")]),
     ]

@@ -11,7 +11,7 @@ use kube::KubeSchema;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::rules::{at_most_one, exactly_one};
+use super::rules::{at_most_one, exactly_one, unique};
 
 /// What the operator should do with a workload (DESIGN.md section 3). Absent means `automatic`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default)]
@@ -94,8 +94,10 @@ pub struct Resources {
 
 /// An init container, e.g. a controlled prefetch of model weights into a shared `emptyDir` volume.
 /// All `volumes` are mounted into it too.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = kube::core::Rule::new("self.name != 'main'").message(kube::core::Message::Message("initContainers[].name: main is the name of the main container: rename the init container".into())).field_path(".name"))]
+#[x_kube(validation = unique("env", "name", "initContainers[].env"))]
 pub struct InitContainer {
     /// Container name (DNS-1123 label, unique in the pod; `main` is taken).
     #[schemars(
@@ -174,6 +176,7 @@ pub struct SecretSource {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = exactly_one(&["emptyDir", "persistentVolumeClaim", "configMap", "secret"], "volumes[]"))]
+#[x_kube(validation = kube::core::Rule::new("self.name != 'dshm' && !self.name.startsWith('dataset-')").message(kube::core::Message::Message("volumes[].name: dshm and names starting dataset- are reserved for the operator's volumes: rename the volume".into())).field_path(".name"))]
 pub struct Volume {
     /// Volume name (DNS-1123 label, unique in the pod; `dshm` and names starting `dataset-` are
     /// reserved for the operator).

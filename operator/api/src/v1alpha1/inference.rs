@@ -45,8 +45,9 @@ pub struct StartupProbe {
 }
 
 /// The serving container.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = super::rules::unique("env", "name", "container.env"))]
 pub struct ServingContainer {
     /// Image reference, e.g. `vllm/vllm-openai:v0.8.5`.
     #[schemars(length(min = 1, max = 512))]
@@ -291,6 +292,9 @@ pub struct Gateway {
 #[x_kube(validation = Rule::new("!has(self.scaling) || !has(self.scaling.triggers) || size(self.scaling.triggers) == 0 || self.scaling.triggers.exists(t, !(t.type in ['cpu', 'memory'])) || has(self.scaling.http) || ((!has(self.replicas) || !has(self.replicas.min) || self.replicas.min >= 1) && (!has(self.replicas) || !has(self.replicas.idleReplicaCount)))").message(Message::Message("replicas: cpu and memory triggers alone cannot scale to zero (KEDA rule): set replicas.min >= 1 and drop idleReplicaCount, or add a queue-style trigger".into())).field_path(".replicas"))]
 #[x_kube(validation = Rule::new("!has(self.schedule) || !has(self.schedule.suspendAfterIdleSeconds) || (has(self.scaling) && (has(self.scaling.http) || (has(self.scaling.triggers) && size(self.scaling.triggers) > 0)))").message(Message::Message("schedule.suspendAfterIdleSeconds needs scaling.triggers or scaling.http: KEDA's activity is the only idle signal; add a trigger or remove suspendAfterIdleSeconds".into())).field_path(".schedule.suspendAfterIdleSeconds"))]
 #[x_kube(validation = Rule::new("!has(self.scaling) || !has(self.scaling.http) || has(self.gateway)").message(Message::Message("scaling.http needs gateway: requests reach the KEDA HTTP add-on's interceptor only through the service's HTTPRoute; add gateway or remove scaling.http".into())).field_path(".scaling.http"))]
+#[x_kube(validation = super::rules::unique("volumes", "name", "volumes"))]
+#[x_kube(validation = super::rules::unique("volumes", "mountPath", "volumes"))]
+#[x_kube(validation = super::rules::unique("initContainers", "name", "initContainers"))]
 pub struct InferenceServiceSpec {
     /// `automatic` (absent), `active` or `suspended`.
     #[serde(skip_serializing_if = "Option::is_none")]

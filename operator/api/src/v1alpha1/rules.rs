@@ -47,3 +47,17 @@ pub fn immutable(field: &str, kind: &str, fix: &str) -> Rule {
     )))
     .field_path(format!(".{field}"))
 }
+
+/// Rule on a parent: the `key` of every item of its list `field` (JSON names) is unique, as the pod the operator
+/// renders needs (Kubernetes refuses two volumes or containers of one name and two mounts at one path; server-side
+/// apply refuses two env entries of one name). `what` is the list's path in the message, e.g. `container.env`.
+pub fn unique(field: &str, key: &str, what: &str) -> Rule {
+    Rule::new(format!(
+        "!has(self.{field}) || self.{field}.all(a, self.{field}.exists_one(b, b.{key} == a.{key}))"
+    ))
+    .message(Message::Message(format!(
+        "{what}: two entries have the same {key}, which the pod cannot have: give each a distinct {key} or \
+         remove the duplicate"
+    )))
+    .field_path(format!(".{field}"))
+}

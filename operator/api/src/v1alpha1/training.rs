@@ -36,8 +36,9 @@ pub const TRAINING_IMMUTABLE_FIELDS: &[&str] = &[
 ];
 
 /// The training container.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = super::rules::unique("env", "name", "container.env"))]
 pub struct TrainingContainer {
     /// Image reference, e.g. `pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime`.
     #[schemars(length(min = 1, max = 512))]
@@ -126,6 +127,11 @@ pub struct DatasetRef {
 #[x_kube(validation = immutable("automountServiceAccountToken", "TrainingRun", NEW_RUN))]
 #[x_kube(validation = immutable("podSecurity", "TrainingRun", NEW_RUN))]
 #[x_kube(validation = immutable("datasets", "TrainingRun", NEW_RUN))]
+#[x_kube(validation = super::rules::unique("volumes", "name", "volumes"))]
+#[x_kube(validation = super::rules::unique("volumes", "mountPath", "volumes"))]
+#[x_kube(validation = super::rules::unique("initContainers", "name", "initContainers"))]
+#[x_kube(validation = super::rules::unique("datasets", "mountPath", "datasets"))]
+#[x_kube(validation = Rule::new("!has(self.datasets) || !has(self.volumes) || self.datasets.all(d, !self.volumes.exists(v, v.mountPath == d.mountPath))").message(Message::Message("datasets: a dataset's mountPath is also a volume's mountPath, which the pod cannot have: give each a distinct mountPath".into())).field_path(".datasets"))]
 pub struct TrainingRunSpec {
     /// `automatic` (absent) or `active` run; `suspended` suspends the Job (resumable).
     #[serde(skip_serializing_if = "Option::is_none")]
