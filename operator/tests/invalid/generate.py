@@ -6,7 +6,7 @@ file on the next run) and one per CEL rule (listed in CEL_CASES below: a new rul
 entry, and `cargo test -p model-fleet-operator --test invalid_corpus` fails until it has one).
 
 Each file starts with a header the tests read:
-    # covers: cel | enum | minimum | maximum
+    # covers: cel | enum | minimum | maximum | pattern
     # expect-path: spec.replicas.min          (the field path the API server reports)
     # expect-message: must not exceed         (a fragment of the API server's message)
     # update: true                            (only for transition rules: the first document is
@@ -193,6 +193,28 @@ def cel_cases():
         cases.append((f"{s}-volume-duplicate-mount-path", "spec.volumes", "volumes: two entries have the same mountPath",
                       [base(kind, volumes=[{"name": "a", "mountPath": "/v", "emptyDir": {}},
                                            {"name": "b", "mountPath": "/v", "emptyDir": {}}])]))
+        def tol(**t):
+            return base(kind, gpu={"count": 1, "tolerations": [t]})
+        tp = "spec.gpu.tolerations[0]"
+        cases.append((f"{s}-toleration-empty-key-not-exists", f"{tp}.operator", "operator must be Exists when key is empty",
+                      [tol(operator="Equal", value="v")]))
+        cases.append((f"{s}-toleration-exists-with-value", f"{tp}.value", "value must be empty when operator is Exists",
+                      [tol(key="k", operator="Exists", value="v")]))
+        cases.append((f"{s}-toleration-seconds-not-no-execute", f"{tp}.tolerationSeconds", "allowed only with effect NoExecute",
+                      [tol(key="k", operator="Exists", effect="NoSchedule", tolerationSeconds=60)]))
+        cases.append((f"{s}-node-selector-key", "spec.gpu.nodeSelector", "gpu.nodeSelector: every key must be a qualified name",
+                      [base(kind, gpu={"count": 1, "nodeSelector": {"a b": "x"}})]))
+        cases.append((f"{s}-node-selector-value", "spec.gpu.nodeSelector", "gpu.nodeSelector: every value must be a label value",
+                      [base(kind, gpu={"count": 1, "nodeSelector": {"pool": "a b"}})]))
+        for where, field in (("container", "requests"), ("container", "limits"), ("init", "requests"), ("init", "limits")):
+            resources = {field: {"cpu cores": "1"}}
+            if where == "container":
+                doc, path = base(kind, container={"image": "img", "resources": resources}), "spec.container.resources"
+            else:
+                doc = base(kind, initContainers=[{"name": "i", "image": "img", "resources": resources}])
+                path = "spec.initContainers[0].resources"
+            cases.append((f"{s}-{where}-{field}-key", f"{path}.{field}", f"resources.{field}: every key must be a qualified name",
+                          [doc]))
         cases.append((f"{s}-gpu-fit-needs-count", "spec.gpu.count", "gpu.count must be at least 1",
                       [base(kind, gpu={"count": 0, "fit": {"modules": [{"name": "m", "weightsGiB": 1, "placement": "sharded"}]}})]))
     i = "InferenceService"
@@ -291,6 +313,26 @@ def cel_cases():
     return cases
 
 
+def pattern_cases():
+    """(file stem, path, message fragment, documents): names Kubernetes checks on the rendered pod, as patterns."""
+    cases = []
+    for kind in ("InferenceService", "TrainingRun"):
+        s = SHORT[kind]
+        cases += [
+            (f"{s}-service-account-name-pattern", "spec.serviceAccountName", "should match",
+             [base(kind, serviceAccountName="Not_A_Name")]),
+            (f"{s}-priority-class-name-pattern", "spec.gpu.priorityClassName", "should match",
+             [base(kind, gpu={"count": 1, "priorityClassName": "High Priority"})]),
+            (f"{s}-gpu-resource-name-pattern", "spec.gpu.resourceName", "should match",
+             [base(kind, gpu={"count": 1, "resourceName": "gpu"})]),
+            (f"{s}-toleration-key-pattern", "spec.gpu.tolerations[0].key", "should match",
+             [base(kind, gpu={"count": 1, "tolerations": [{"key": "a b", "operator": "Exists"}]})]),
+            (f"{s}-toleration-value-pattern", "spec.gpu.tolerations[0].value", "should match",
+             [base(kind, gpu={"count": 1, "tolerations": [{"key": "k", "value": "a b"}]})]),
+        ]
+    return cases
+
+
 def schema_ranges(kind, node, path, out):
     """Collects (path, keyword, value) for every enum, minimum and maximum under `node`."""
     if not isinstance(node, dict):
@@ -385,6 +427,9 @@ def main():
             count += 1
     for stem, path, fragment, docs in cel_cases():
         write(stem, "cel", path, fragment, docs)
+        count += 1
+    for stem, path, fragment, docs in pattern_cases():
+        write(stem, "pattern", path, fragment, docs)
         count += 1
     print(f"wrote {count} invalid manifests", file=sys.stderr)
 

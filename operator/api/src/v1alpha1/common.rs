@@ -11,7 +11,7 @@ use kube::KubeSchema;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::rules::{at_most_one, exactly_one, unique};
+use super::rules::{at_most_one, exactly_one, qualified_keys, unique};
 
 /// What the operator should do with a workload (DESIGN.md section 3). Absent means `automatic`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default)]
@@ -77,9 +77,12 @@ pub struct EnvVar {
     pub config_map_key_ref: Option<KeySelector>,
 }
 
-/// Compute resources of a container: quantities exactly as Kubernetes writes them (`500m`, `8Gi`).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema, Default)]
+/// Compute resources of a container: quantities exactly as Kubernetes writes them (`500m`, `8Gi`), by resource
+/// name (a qualified name, as Kubernetes' `validateResourceName` requires).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema, Default)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = qualified_keys("requests", "resources.requests", "cpu, memory, example.com/device"))]
+#[x_kube(validation = qualified_keys("limits", "resources.limits", "cpu, memory, example.com/device"))]
 pub struct Resources {
     /// Minimum resources the scheduler reserves, e.g. `cpu: "2"`, `memory: 16Gi`. GPUs are set by
     /// `gpu`, not here.
@@ -203,49 +206,6 @@ pub struct Volume {
     /// A Secret's keys as files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<SecretSource>,
-}
-
-/// Toleration operator.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
-pub enum TolerationOperator {
-    /// Tolerates any value of `key`.
-    Exists,
-    /// Tolerates only `value`.
-    Equal,
-}
-
-/// Taint effect a toleration matches.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
-pub enum TaintEffect {
-    /// Pods are not scheduled.
-    NoSchedule,
-    /// The scheduler avoids the node.
-    PreferNoSchedule,
-    /// Running pods are evicted.
-    NoExecute,
-}
-
-/// A pod toleration passed through to the pod template unchanged.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Toleration {
-    /// Taint key; absent with `operator: Exists` tolerates everything.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 317))]
-    pub key: Option<String>,
-    /// `Exists` or `Equal` (Kubernetes' default is `Equal`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub operator: Option<TolerationOperator>,
-    /// Taint value for `Equal`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 63))]
-    pub value: Option<String>,
-    /// Effect to tolerate; absent means all effects.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub effect: Option<TaintEffect>,
-    /// For `NoExecute`: seconds the pod stays bound after the taint appears.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub toleration_seconds: Option<i64>,
 }
 
 /// Where a fit module's memory lives (DESIGN.md section 4).
@@ -421,6 +381,8 @@ pub struct Fit {
 /// GPUs per pod and how to place them (DESIGN.md sections 3 and 4).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = qualified_keys("nodeSelector", "gpu.nodeSelector", "pool, example.com/pool"))]
+#[x_kube(validation = kube::core::Rule::new("!has(self.nodeSelector) || self.nodeSelector.all(k, size(self.nodeSelector[k]) <= 63 && self.nodeSelector[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))").message(kube::core::Message::Message("gpu.nodeSelector: every value must be a label value (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit): fix the value".into())).field_path(".nodeSelector"))]
 #[x_kube(validation = kube::core::Rule::new("!has(self.fit) || self.count >= 1").message(kube::core::Message::Message("gpu.count must be at least 1 when gpu.fit is given: set gpu.count to the GPUs per pod".into())).field_path(".count"))]
 pub struct Gpu {
     /// GPUs per pod (the `resourceName` limit). 0 is allowed only without `fit`.
@@ -434,18 +396,27 @@ pub struct Gpu {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 16), inner(length(min = 1, max = 63)))]
     pub products: Option<Vec<String>>,
-    /// Extended resource name of the device; absent means `nvidia.com/gpu`.
+    /// Extended resource name of the device, a qualified name with a domain (`example.com/device`); absent means
+    /// `nvidia.com/gpu`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 253))]
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(
+            pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+        )
+    )]
     pub resource_name: Option<String>,
-    /// PriorityClass of the pods.
+    /// PriorityClass of the pods (an object name: a DNS subdomain).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 253))]
+    #[schemars(
+        length(max = 253),
+        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    )]
     pub priority_class_name: Option<String>,
     /// Extra tolerations (the `nvidia.com/gpu` taint is tolerated already when `count > 0`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 16))]
-    pub tolerations: Option<Vec<Toleration>>,
+    pub tolerations: Option<Vec<super::Toleration>>,
     /// Extra node selector labels.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 16), transform = bounded_string_values)]

@@ -329,7 +329,10 @@ pub struct InferenceServiceSpec {
     pub gateway: Option<Gateway>,
     /// ServiceAccount of the pods; absent means `default`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 253))]
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    )]
     pub service_account_name: Option<String>,
     /// Mount the ServiceAccount token; absent means false.
     #[serde(skip_serializing_if = "Option::is_none")]

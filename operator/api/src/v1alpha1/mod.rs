@@ -13,6 +13,7 @@ pub mod inference;
 mod rules;
 pub mod scheduling;
 pub mod security;
+pub mod toleration;
 pub mod training;
 
 pub use common::*;
@@ -20,6 +21,7 @@ pub use dataset::*;
 pub use inference::*;
 pub use scheduling::*;
 pub use security::*;
+pub use toleration::*;
 pub use training::*;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

@@ -61,3 +61,21 @@ pub fn unique(field: &str, key: &str, what: &str) -> Rule {
     )))
     .field_path(format!(".{field}"))
 }
+
+/// Kubernetes' `IsQualifiedName` (label keys, resource names) as an RE2 pattern for CEL `matches()`: an optional
+/// DNS-subdomain prefix and `/`, then 1-63 characters of `[-A-Za-z0-9_.]`, alphanumeric at both ends. (The
+/// prefix's own limit of 253 characters is not checked; `[.]` avoids backslashes inside CEL strings.)
+pub const QUALIFIED_NAME: &str = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
+
+/// Rule on a parent: every key of its map `field` is a qualified name ([`QUALIFIED_NAME`]). `what` is the map's
+/// path in the message and `example` a valid key.
+pub fn qualified_keys(field: &str, what: &str, example: &str) -> Rule {
+    Rule::new(format!(
+        "!has(self.{field}) || self.{field}.all(k, k.matches('{QUALIFIED_NAME}'))"
+    ))
+    .message(Message::Message(format!(
+        "{what}: every key must be a qualified name ({example}: an optional DNS prefix and '/', then at most 63 \
+         letters, digits, '-', '_' or '.', starting and ending with a letter or digit): fix the key"
+    )))
+    .field_path(format!(".{field}"))
+}

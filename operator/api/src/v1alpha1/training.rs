@@ -181,7 +181,10 @@ pub struct TrainingRunSpec {
     pub ttl_seconds_after_finished: Option<i32>,
     /// ServiceAccount of the pods; absent means `default`. Dataset allowlists are checked against it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 253))]
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    )]
     pub service_account_name: Option<String>,
     /// Mount the ServiceAccount token; absent means false.
     #[serde(skip_serializing_if = "Option::is_none")]
