@@ -52,7 +52,7 @@ pub enum ActionError {
         /// The other managers, e.g. `terraform-modelfleet`.
         managers: Vec<String>,
     },
-    /// The API server refused the change (validation, CEL rule).
+    /// The API server refused the change (validation, a CEL rule, an admission webhook).
     #[error("the API server refused the change: {0}")]
     Invalid(String),
     /// The run is cancelled: nothing about it can change any more.
@@ -118,12 +118,15 @@ impl Call<'_> {
                     message: status.message.clone(),
                 }
             }
-            403 => ActionError::Forbidden {
+            // RBAC's own wording (`... is forbidden: User "slack:U1" cannot patch resource ...`); other 403s are an
+            // admission webhook's denial or a namespace being deleted, which no Role binding would change.
+            403 if status.message.contains(" cannot ") => ActionError::Forbidden {
                 user: self.user.to_owned(),
                 verb: self.verb,
                 resource: self.resource,
                 namespace: self.namespace.to_owned(),
             },
+            403 => ActionError::Invalid(status.message.clone()),
             404 => ActionError::NotFound {
                 kind: self.kind,
                 namespace: self.namespace.to_owned(),
@@ -247,7 +250,8 @@ mod tests {
         assert_eq!(
             CALL.error(api_error(
                 403,
-                "inferenceservices.modelfleet.io \"llama\" is forbidden"
+                "inferenceservices.modelfleet.io \"llama\" is forbidden: User \"slack:U1\" cannot patch resource \
+                 \"inferenceservices\" in API group \"modelfleet.io\" in the namespace \"team-a\""
             )),
             ActionError::Forbidden {
                 user: "slack:U1".into(),
@@ -260,6 +264,12 @@ mod tests {
             CALL.error(api_error(403, "users \"slack:U1\" is forbidden: User \"bot\" cannot impersonate resource \"users\"")),
             ActionError::CannotImpersonate { .. }
         ));
+        let webhook =
+            "admission webhook \"policy.example.com\" denied the request: changes are frozen";
+        assert_eq!(
+            CALL.error(api_error(403, webhook)),
+            ActionError::Invalid(webhook.into())
+        );
         assert!(matches!(
             CALL.error(api_error(404, "not found")),
             ActionError::NotFound { .. }
