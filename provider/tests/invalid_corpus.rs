@@ -107,6 +107,20 @@ fn table(rows: &[Row]) -> String {
          - the provider: `terraform validate` and `plan` on the attribute (tests `provider/tests/invalid_corpus.rs` \
          and, through the real CLI, `provider/tests/invalid_configs.rs`). A change to a field that can never \
          change in place plans a replacement instead; an update a transition rule refuses fails the plan.\n\n\
+         The patterns of names Kubernetes checks on the rendered pod (ServiceAccount, PriorityClass, GPU resource \
+         name, toleration key and value) have a refused example too. Four more checks have no case in the table; \
+         `render -f` and the provider's `validate` and `plan` refuse them on the field, naming the fix (unit tests \
+         in `operator/api/src/quantity/tests.rs`, `operator/api/src/validate/format.rs` and \
+         `operator/api/src/validate/resources.rs`). The API server checks the date-time on the custom resource; \
+         the other three it refuses only on the rendered Deployment or Job (a reconcile error that never heals), \
+         as the CRD cannot state them within the API server's CEL cost budget:\n\n\
+         - a quantity (`resources`, `emptyDir.sizeLimit`) must follow Kubernetes' grammar \
+         `<sign><number><suffix>`: one suffix (`Ki`..`Ei`, `n`..`E`) or one decimal exponent (`e3`), never both \
+         (`1e3m` is refused);\n\
+         - `schedule.expiresAt` must be an RFC 3339 date-time such as `2026-12-31T18:00:00Z` (the CRD's \
+         `format: date-time`);\n\
+         - no quantity of `resources.requests` or `resources.limits` may be negative;\n\
+         - no request may exceed the limit of the same resource.\n\n\
          | case | kind | field | rule | message | Terraform |\n| --- | --- | --- | --- | --- | --- |\n",
     );
     for row in rows {

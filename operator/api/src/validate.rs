@@ -1,5 +1,6 @@
 //! Schema validation without an API server: walks a manifest against the generated CRD's
-//! structural schema (types, required, enums, ranges, lengths, patterns, formats, unknown fields) and
+//! structural schema (types, required, enums, ranges, lengths, patterns, formats, unknown fields, and the
+//! resource-requirements rules of [`resources`]) and
 //! reports errors in the API server's words and field paths, e.g.
 //! `spec.replicas.min: Invalid value: -1: spec.replicas.min in body should be greater than or equal to 0`.
 //! The CRDs' CEL rules (`x-kubernetes-validations`) are evaluated by [`cel`] (a CEL runtime, `kube-cel`), after
@@ -8,6 +9,7 @@
 
 pub mod cel;
 pub mod format;
+pub mod resources;
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -291,7 +293,8 @@ fn check_array(
     }
 }
 
-/// `maxProperties`, `required`, then every property (unknown ones refused unless the schema preserves them).
+/// `maxProperties`, `required`, then every property (unknown ones refused unless the schema preserves them), then
+/// the resource-requirements rules of [`resources`] on a `requests`/`limits` object.
 fn check_object(
     schema: &Value,
     obj: &serde_json::Map<String, Value>,
@@ -337,4 +340,5 @@ fn check_object(
             });
         }
     }
+    resources::check(schema, obj, path, errs);
 }

@@ -514,3 +514,27 @@ fn an_expiry_that_is_not_a_date_time_fails_validation_with_an_example() {
     let valid = resource.validate(&resource_value(fields, "m", spec("2026-12-31T18:00:00Z")));
     assert!(valid.0.is_empty(), "{valid:?}");
 }
+
+// A new-user trial: a request above its limit passed validate, plan and apply, then the API server refused every
+// Deployment the operator rendered.
+#[test]
+fn a_request_above_its_limit_fails_validation_on_the_request() {
+    let resource = inference();
+    let fields = resource.fields();
+    let spec = json!({"model": {"name": "m"}, "container": {"image": "i",
+        "resources": {"requests": {"memory": "2Gi"}, "limits": {"memory": "1024Mi", "cpu": "-1"}}}});
+    let diags = resource.validate(&resource_value(fields, "m", spec));
+    let found: Vec<(String, String)> = diags
+        .0
+        .iter()
+        .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.clone()))
+        .collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found[0].0, "container.resources.limits[\"cpu\"]");
+    assert!(found[0].1.contains("must not be negative"), "{found:?}");
+    assert_eq!(found[1].0, "container.resources.requests[\"memory\"]");
+    assert!(
+        found[1].1.contains("the memory limit of 1024Mi"),
+        "{found:?}"
+    );
+}

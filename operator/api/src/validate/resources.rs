@@ -1,0 +1,153 @@
+//! Rules of Kubernetes' `ValidateResourceRequirements` (`pkg/apis/core/validation/validation.go`, v1.35.4) that the
+//! CRDs cannot state: no quantity is negative, and no request exceeds the limit of the same resource. The API
+//! server checks them only on the rendered Deployment or Job (a reconcile error that never heals), so they are
+//! checked here, where the provider's `validate` and `plan` and the operator's `render -f` see them. They are not
+//! CEL rules: the API server's quantity library has no `sign()`, and a comparison of the int-or-string map values
+//! exceeds its CEL cost budget (tried on kube-apiserver v1.35.4).
+
+use serde_json::{Map, Value};
+
+use super::FieldError;
+use crate::exact::Exact;
+
+/// Whether `schema` is a resource-requirements object: `requests` and `limits` maps of int-or-string quantities.
+fn is_resources(schema: &Value) -> bool {
+    ["requests", "limits"].iter().all(|map| {
+        schema
+            .pointer(&format!(
+                "/properties/{map}/additionalProperties/x-kubernetes-int-or-string"
+            ))
+            .and_then(Value::as_bool)
+            == Some(true)
+    })
+}
+
+/// The amounts of a `requests` or `limits` map by resource name; values that are not quantities (reported by the
+/// schema walk) or beyond exact arithmetic are left out.
+fn amounts<'a>(obj: &'a Map<String, Value>, map: &str) -> Vec<(&'a str, &'a Value, Exact)> {
+    let Some(Value::Object(entries)) = obj.get(map) else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter_map(|(name, value)| {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => return None,
+            };
+            crate::quantity::parse(&text).map(|amount| (name.as_str(), value, amount))
+        })
+        .collect()
+}
+
+/// Checks the resource-requirements object `obj` at `path` when `schema` is one ([`is_resources`]): each error at
+/// the quantity's own path (`spec.container.resources.requests.cpu`), naming the fix.
+pub fn check(schema: &Value, obj: &Map<String, Value>, path: &str, errs: &mut Vec<FieldError>) {
+    if !is_resources(schema) {
+        return;
+    }
+    let (requests, limits) = (amounts(obj, "requests"), amounts(obj, "limits"));
+    for (map, entries) in [("requests", &requests), ("limits", &limits)] {
+        for (name, value, amount) in entries {
+            if *amount < Exact::ZERO {
+                let at = format!("{path}.{map}.{name}");
+                errs.push(FieldError {
+                    message: format!(
+                        "Invalid value: {value}: {at} must not be negative (Kubernetes refuses it on the pod): use 0 \
+                         or more"
+                    ),
+                    path: at,
+                });
+            }
+        }
+    }
+    for (name, value, request) in &requests {
+        if let Some((_, limit_value, _)) = limits
+            .iter()
+            .find(|(limit_name, _, limit)| limit_name == name && request > limit)
+        {
+            let at = format!("{path}.requests.{name}");
+            let limit_text = limit_value
+                .as_str()
+                .map_or_else(|| limit_value.to_string(), str::to_string);
+            errs.push(FieldError {
+                message: format!(
+                    "Invalid value: {value}: {at} must be less than or equal to the {name} limit of {limit_text} \
+                     (Kubernetes refuses it on the pod): lower the request or raise the limit"
+                ),
+                path: at,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::validate::{schema_of, validate_value};
+
+    fn errors(resources: serde_json::Value) -> Vec<(String, String)> {
+        let schema = schema_of("InferenceService")
+            .and_then(|s| s.pointer("/properties/spec"))
+            .unwrap();
+        let spec = json!({"model": {"name": "m"}, "container": {"image": "i", "resources": resources},
+            "initContainers": [{"name": "i", "image": "i", "resources": resources}]});
+        validate_value(schema, &spec, "spec")
+            .into_iter()
+            .map(|e| (e.path, e.message))
+            .collect()
+    }
+
+    // A new-user trial: negative quantities and a request above its limit passed validate, then the API server
+    // refused every Deployment the operator rendered.
+    #[test]
+    fn negative_quantities_and_requests_above_limits_are_refused() {
+        let found = errors(
+            json!({"requests": {"cpu": "-1", "memory": "2Gi"}, "limits": {"memory": "1Gi",
+            "ephemeral-storage": "-5"}}),
+        );
+        let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "spec.container.resources.requests.cpu",
+                "spec.container.resources.limits.ephemeral-storage",
+                "spec.container.resources.requests.memory",
+                "spec.initContainers[0].resources.requests.cpu",
+                "spec.initContainers[0].resources.limits.ephemeral-storage",
+                "spec.initContainers[0].resources.requests.memory",
+            ],
+            "{found:?}"
+        );
+        assert!(found[0].1.contains("must not be negative"), "{found:?}");
+        assert!(
+            found[2]
+                .1
+                .contains("must be less than or equal to the memory limit of 1Gi")
+                && found[2].1.ends_with("lower the request or raise the limit"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn equal_amounts_written_differently_and_integers_pass() {
+        assert_eq!(
+            errors(
+                json!({"requests": {"cpu": "1000m", "memory": "1Gi"}, "limits": {"cpu": 1,
+            "memory": "1024Mi"}})
+            ),
+            []
+        );
+        assert_eq!(
+            errors(json!({"requests": {"cpu": 2}, "limits": {"memory": "1Gi"}})),
+            []
+        );
+        assert_eq!(errors(json!({"requests": {"cpu": "0"}})), []);
+        // An integer request above a string limit is compared by amount.
+        let found = errors(json!({"requests": {"cpu": 2}, "limits": {"cpu": "1500m"}}));
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].1.contains("the cpu limit of 1500m"), "{found:?}");
+    }
+}
