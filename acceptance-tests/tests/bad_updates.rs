@@ -1,5 +1,6 @@
 //! Issue 18, bad input: an update that would be invalid leaves what runs untouched. A running InferenceService gets
-//! (a) an update the API server refuses (a CEL rule: `replicas.min` above `replicas.max`): 422 naming the field, the
+//! (a) updates the API server refuses (CEL rules: `replicas.min` above `replicas.max`, two env entries of one name,
+//!     a reserved volume name, a toleration with an empty key that is not `Exists`): 422 naming the field, the
 //!     object keeps its generation;
 //! (b) an update the API server accepts but the operator cannot render (a fit no capacity class holds): `Ready=False`
 //!     and `Degraded=True, FitTooLarge` naming the fit, while nothing is applied or pruned.
@@ -59,18 +60,52 @@ async fn invalid_updates_leave_the_running_children_untouched() -> anyhow::Resul
     let before = children_versions(&client, ns.name(), "echo").await?;
     let generation = isvcs.get("echo").await?.metadata.generation;
 
-    // (a) Refused by the API server, on the field.
-    let mut refused = echo_spec();
-    refused["replicas"] = json!({"min": 3, "max": 2});
-    let error = apply(&isvcs, "echo", refused)
-        .await
-        .expect_err("min > max is refused");
-    let message = format!("{error:#}");
-    assert!(
-        message.contains("spec.replicas.min") && message.contains("must not exceed replicas.max"),
-        "{message}"
-    );
-    assert_eq!(isvcs.get("echo").await?.metadata.generation, generation);
+    // (a) Refused by the API server, on the field: a cross-field rule, and (a new-user trial) pod rules the API server
+    // used to check only on the rendered Deployment, where the operator failed with ReconcileError forever.
+    let refusals = [
+        (
+            "/replicas",
+            json!({"min": 3, "max": 2}),
+            "spec.replicas.min",
+            "must not exceed replicas.max",
+        ),
+        (
+            "/container/env",
+            json!([{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]),
+            "spec.container.env",
+            "two entries have the same name",
+        ),
+        (
+            "/volumes",
+            json!([{"name": "dshm", "mountPath": "/scratch", "emptyDir": {}}]),
+            "spec.volumes[0].name",
+            "reserved for the operator's volumes",
+        ),
+        (
+            "/gpu",
+            json!({"count": 0, "tolerations": [{"operator": "Equal", "value": "x"}]}),
+            "spec.gpu.tolerations[0].operator",
+            "operator must be Exists when key is empty",
+        ),
+    ];
+    for (pointer, value, path, fragment) in refusals {
+        let mut refused = echo_spec();
+        let (parent, field) = pointer.rsplit_once('/').unwrap();
+        refused
+            .pointer_mut(parent)
+            .and_then(|p| p.as_object_mut())
+            .unwrap_or_else(|| panic!("echo_spec has {parent:?}"))
+            .insert(field.to_string(), value);
+        let error = apply(&isvcs, "echo", refused)
+            .await
+            .expect_err("the update is refused");
+        let message = format!("{error:#}");
+        assert!(
+            message.contains(path) && message.contains(fragment),
+            "{message}"
+        );
+        assert_eq!(isvcs.get("echo").await?.metadata.generation, generation);
+    }
 
     // (b) Accepted by the API server, refused by render: the status says why, the children stay as they were.
     let mut too_large = echo_spec();
