@@ -86,12 +86,6 @@ pub fn failure(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply
     let verb = attempt.verb;
     let ns = attempt.namespace;
     let name = attempt.name.unwrap_or("NAME");
-    // Where the person sees the object's state now.
-    let state = if verb.starts_with("training") {
-        format!("training status {}{name}", namespace_prefix(attempt))
-    } else {
-        format!("inventory {ns}")
-    };
     match error {
         ActionError::Forbidden { user, .. } => blocks::problem(
             &format!("{error}."),
@@ -161,6 +155,26 @@ pub fn failure(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply
             )),
             prefix,
         ),
+        ActionError::Expired { .. }
+        | ActionError::Idle { .. }
+        | ActionError::Invalid(_)
+        | ActionError::Unavailable(_)
+        | ActionError::Uncertain(_) => unmade(error, attempt, prefix),
+    }
+}
+
+/// A change the bot did not make (a schedule or idleness it would not override, the API server refusing it), or
+/// could not confirm.
+fn unmade(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply {
+    let ns = attempt.namespace;
+    let name = attempt.name.unwrap_or("NAME");
+    // Where the person sees the object's state now.
+    let state = if attempt.verb.starts_with("training") {
+        format!("training status {}{name}", namespace_prefix(attempt))
+    } else {
+        format!("inventory {ns}")
+    };
+    match error {
         ActionError::Expired { expires_at } => blocks::problem(
             &format!(
                 "`{ns}/{name}` stays suspended: its `spec.schedule.expiresAt` ({expires_at}) has passed, and the \
@@ -204,6 +218,8 @@ pub fn failure(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply
             Some(&state),
             prefix,
         ),
+        // `failure` sends only the kinds above here; any other is still said plainly.
+        other => blocks::problem(&format!("{other}."), None, None, prefix),
     }
 }
 
