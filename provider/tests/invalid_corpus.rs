@@ -130,7 +130,11 @@ fn table(rows: &[Row]) -> String {
             row.kind,
             row.path,
             row.covers,
-            row.message.replace('|', "\\|"),
+            // Escaped for Markdown: a pattern's `[a-z0-9](...` would otherwise read as a link.
+            row.message
+                .replace('|', "\\|")
+                .replace('[', "\\[")
+                .replace(']', "\\]"),
             row.terraform
         ));
     }
