@@ -117,6 +117,11 @@ pub fn is_dns_label(s: &str) -> bool {
 /// Longest DNS-1123 subdomain (`validation.DNS1123SubdomainMaxLength`).
 pub const MAX_SUBDOMAIN_LEN: usize = 253;
 
+/// The CRD schema's `pattern` of an object-name field ([`is_dns_subdomain`]'s regex, anchored; the length is the
+/// field's own `maxLength`): Kubernetes' `dns1123SubdomainFmt`.
+pub const DNS_SUBDOMAIN_PATTERN: &str =
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+
 /// An RFC 1123 subdomain (object names: custom resources, Gateways, ServiceAccounts, PriorityClasses): 1-253
 /// characters matching `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`. Exactly Kubernetes'
 /// `IsDNS1123Subdomain` (`k8s.io/apimachinery/pkg/util/validation`): only the total length is limited, not each
@@ -218,6 +223,21 @@ mod tests {
     // only the total), so the provider must take it too; each case checked against apimachinery v0.35.4.
     #[test]
     fn subdomains_limit_the_total_not_each_part() {
+        // The CRD's pattern and the function agree (the length is the schema's maxLength, not the pattern's).
+        let pattern = regex::Regex::new(DNS_SUBDOMAIN_PATTERN).unwrap();
+        for name in [
+            "a",
+            "a.b-c",
+            "llama-3.1",
+            "-a",
+            "a.",
+            "A",
+            "a..b",
+            "a_b",
+            "",
+        ] {
+            assert_eq!(pattern.is_match(name), is_dns_subdomain(name), "{name:?}");
+        }
         assert!(is_dns_subdomain(&"a".repeat(70)));
         assert!(is_dns_subdomain(&"a".repeat(253)));
         assert!(is_dns_subdomain(&format!(

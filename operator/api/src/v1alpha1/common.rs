@@ -410,7 +410,7 @@ pub struct Gpu {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(
         length(max = 253),
-        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+        regex(pattern = crate::names::DNS_SUBDOMAIN_PATTERN)
     )]
     pub priority_class_name: Option<String>,
     /// Extra tolerations (the `nvidia.com/gpu` taint is tolerated already when `count > 0`).

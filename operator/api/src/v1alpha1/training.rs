@@ -183,7 +183,7 @@ pub struct TrainingRunSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(
         length(min = 1, max = 253),
-        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+        regex(pattern = crate::names::DNS_SUBDOMAIN_PATTERN)
     )]
     pub service_account_name: Option<String>,
     /// Mount the ServiceAccount token; absent means false.
