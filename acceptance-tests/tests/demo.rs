@@ -25,6 +25,14 @@ fn demo(cmd: &str) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// A failed demo step's output for a panic message: its last lines (the error `die` printed) first, as
+/// long outputs are cut in the middle by CI logs, then the whole output.
+fn failure(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+    format!("its last lines:\n{tail}\n\nthe whole output:\n{text}")
+}
+
 fn kubectl_json(args: &[&str]) -> Value {
     let dir = repo_root().join(".local").join(INSTANCE);
     let out = Command::new(dir.join("bin/kubectl"))
@@ -127,7 +135,11 @@ struct Down;
 impl Drop for Down {
     fn drop(&mut self) {
         let (ok, text) = demo("down");
-        assert!(ok || std::thread::panicking(), "demo down failed:\n{text}");
+        assert!(
+            ok || std::thread::panicking(),
+            "demo down failed: {}",
+            failure(&text)
+        );
     }
 }
 
@@ -195,7 +207,7 @@ fn port_forward_reaches_the_echo_service() {
 fn the_demo_applies_the_quickstart_explains_it_and_destroys_cleanly() {
     let _down = Down;
     let (ok, text) = demo("up");
-    assert!(ok, "make demo failed:\n{text}");
+    assert!(ok, "make demo failed: {}", failure(&text));
     // The echo service runs on the real node when this machine can run one (else, on the
     // simulated CPU nodes, the demo says why).
     let no_real_node = repo_root()
@@ -266,7 +278,7 @@ fn the_demo_applies_the_quickstart_explains_it_and_destroys_cleanly() {
 
     // A second run is idempotent: nothing to add, change or destroy.
     let (ok, again) = demo("up");
-    assert!(ok, "second make demo failed:\n{again}");
+    assert!(ok, "second make demo failed: {}", failure(&again));
     assert!(
         again.contains("Resources: 0 added, 0 changed, 0 destroyed")
             && again.contains("the operator is already running this build"),
@@ -297,7 +309,7 @@ fn the_demo_applies_the_quickstart_explains_it_and_destroys_cleanly() {
     }
 
     let (ok, text) = demo("destroy");
-    assert!(ok, "terraform destroy failed:\n{text}");
+    assert!(ok, "terraform destroy failed: {}", failure(&text));
     // The Model Fleet objects are gone when destroy returns; their children follow through garbage
     // collection, which on a fresh instance may first have to discover the Gateway API and KEDA
     // kinds (its discovery resync is 30 s).

@@ -211,8 +211,17 @@ curl_echo() {
   ip=$("$1" --kubeconfig "$2" get service echo -n demo -o jsonpath='{.spec.clusterIP}')
   step "the echo service answers through its Service (from inside the real node's network namespace)"
   echo "  ip netns exec $netns curl -s http://$ip/" >&2
-  ip netns exec "$netns" curl -s --max-time 5 "http://$ip/" | sed 's/^/    /' >&2 ||
-    die "the echo service did not answer through its Service at $ip (log: $REPO_ROOT/.local/$instance/node/logs/)"
+  # Ready pods answer through the Service once kube-proxy has programmed its rules from the new EndpointSlice,
+  # which follows readiness by a sync period (longer on a loaded machine): up to 30 tries, a second apart.
+  local body="" try
+  for try in $(seq 30); do
+    body=$(ip netns exec "$netns" curl -s --max-time 5 "http://$ip/") && break
+    body=""
+    sleep 1
+  done
+  [ -n "$body" ] ||
+    die "the echo service did not answer through its Service at $ip in $try tries (log: $REPO_ROOT/.local/$instance/node/logs/)"
+  sed 's/^/    /' <<<"$body" >&2
   echo "  or over loopback: $1 --kubeconfig $2 port-forward -n demo service/echo 8080:80, then curl -s http://127.0.0.1:8080/" >&2
 }
 
