@@ -122,6 +122,11 @@ pub const MAX_SUBDOMAIN_LEN: usize = 253;
 pub const DNS_SUBDOMAIN_PATTERN: &str =
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
 
+/// The CRD schema's `pattern` of a Secret or ConfigMap key (`secretKeyRef.key`, `configMapKeyRef.key`): Kubernetes'
+/// `IsConfigMapKey` (`k8s.io/apimachinery/pkg/util/validation`): characters `[-._a-zA-Z0-9]`, and not `.`, `..` or a
+/// name starting with `..`. The length (at most 253) is the field's own `maxLength`.
+pub const CONFIG_MAP_KEY_PATTERN: &str = r"^\.?[-_a-zA-Z0-9][-._a-zA-Z0-9]*$";
+
 /// An RFC 1123 subdomain (object names: custom resources, Gateways, ServiceAccounts, PriorityClasses): 1-253
 /// characters matching `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`. Exactly Kubernetes'
 /// `IsDNS1123Subdomain` (`k8s.io/apimachinery/pkg/util/validation`): only the total length is limited, not each
@@ -217,6 +222,18 @@ mod tests {
             "a".repeat(63),
             "b".repeat(63)
         )));
+    }
+
+    #[test]
+    fn config_map_keys_follow_is_config_map_key() {
+        let pattern = regex::Regex::new(CONFIG_MAP_KEY_PATTERN).unwrap();
+        // Each case checked against apimachinery's IsConfigMapKey.
+        for key in ["a", ".env", "tls.crt", "-x", "_x", "a..b", "A_B-1"] {
+            assert!(pattern.is_match(key), "{key:?} is a valid key");
+        }
+        for key in ["", ".", "..", "..a", "a b", "a/b", ".."] {
+            assert!(!pattern.is_match(key), "{key:?} is not a valid key");
+        }
     }
 
     // A new-user trial: a 70-character name without dots is valid for the API server (IsDNS1123Subdomain limits

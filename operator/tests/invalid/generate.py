@@ -329,7 +329,25 @@ def pattern_cases():
              [base(kind, gpu={"count": 1, "tolerations": [{"key": "a b", "operator": "Exists"}]})]),
             (f"{s}-toleration-value-pattern", "spec.gpu.tolerations[0].value", "should match",
              [base(kind, gpu={"count": 1, "tolerations": [{"key": "k", "value": "a b"}]})]),
+            (f"{s}-env-secret-name-pattern", "spec.container.env[0].secretKeyRef.name", "should match",
+             [base(kind, container={"image": "img", "env": [
+                 {"name": "A", "secretKeyRef": {"name": "My Secret", "key": "k"}}]})]),
+            (f"{s}-env-config-map-key-pattern", "spec.container.env[0].configMapKeyRef.key", "should match",
+             [base(kind, container={"image": "img", "env": [
+                 {"name": "A", "configMapKeyRef": {"name": "settings", "key": "../etc/passwd"}}]})]),
+            (f"{s}-volume-secret-name-pattern", "spec.volumes[0].secret.secretName", "should match",
+             [base(kind, volumes=[{"name": "v", "mountPath": "/v", "secret": {"secretName": "My_Secret"}}])]),
+            (f"{s}-volume-config-map-name-pattern", "spec.volumes[0].configMap.name", "should match",
+             [base(kind, volumes=[{"name": "v", "mountPath": "/v", "configMap": {"name": "Settings"}}])]),
+            (f"{s}-volume-claim-name-pattern", "spec.volumes[0].persistentVolumeClaim.claimName", "should match",
+             [base(kind, volumes=[{"name": "v", "mountPath": "/v", "persistentVolumeClaim": {"claimName": "data/1"}}])]),
         ]
+    cases += [
+        ("mfds-allowed-service-account-pattern", "spec.allowedServiceAccounts[0]", "should match",
+         [base("Dataset", allowedServiceAccounts=["Trainer Bot"])]),
+        ("mfds-pvc-claim-name-pattern", "spec.pvc.claimName", "should match",
+         [base("Dataset", pvc={"claimName": "corpus_v3"})]),
+    ]
     return cases
 
 

@@ -42,11 +42,18 @@ impl Intent {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KeySelector {
-    /// Name of the Secret or ConfigMap (same namespace as the workload).
-    #[schemars(length(min = 1, max = 253))]
+    /// Name of the Secret or ConfigMap (same namespace as the workload; an object name: a DNS subdomain).
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = crate::names::DNS_SUBDOMAIN_PATTERN)
+    )]
     pub name: String,
-    /// Key inside the Secret or ConfigMap.
-    #[schemars(length(min = 1, max = 253))]
+    /// Key inside the Secret or ConfigMap: `[-._a-zA-Z0-9]`, not `.`, `..` or starting `..` (Kubernetes'
+    /// `IsConfigMapKey`).
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = crate::names::CONFIG_MAP_KEY_PATTERN)
+    )]
     pub key: String,
     /// When true the container starts even if the object or key is missing.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -151,8 +158,11 @@ pub enum StorageMedium {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClaimSource {
-    /// Name of the PersistentVolumeClaim in the workload's namespace.
-    #[schemars(length(min = 1, max = 253))]
+    /// Name of the PersistentVolumeClaim in the workload's namespace (an object name: a DNS subdomain).
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = crate::names::DNS_SUBDOMAIN_PATTERN)
+    )]
     pub claim_name: String,
 }
 
@@ -160,8 +170,11 @@ pub struct ClaimSource {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigMapSource {
-    /// Name of the ConfigMap in the workload's namespace.
-    #[schemars(length(min = 1, max = 253))]
+    /// Name of the ConfigMap in the workload's namespace (an object name: a DNS subdomain).
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = crate::names::DNS_SUBDOMAIN_PATTERN)
+    )]
     pub name: String,
 }
 
@@ -169,8 +182,11 @@ pub struct ConfigMapSource {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SecretSource {
-    /// Name of the Secret in the workload's namespace.
-    #[schemars(length(min = 1, max = 253))]
+    /// Name of the Secret in the workload's namespace (an object name: a DNS subdomain).
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = crate::names::DNS_SUBDOMAIN_PATTERN)
+    )]
     pub secret_name: String,
 }
 

@@ -61,8 +61,11 @@ pub struct DatasetSplit {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DatasetPvc {
-    /// Name of the PersistentVolumeClaim in the Dataset's namespace.
-    #[schemars(length(min = 1, max = 253))]
+    /// Name of the PersistentVolumeClaim in the Dataset's namespace (an object name: a DNS subdomain).
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = crate::names::DNS_SUBDOMAIN_PATTERN)
+    )]
     pub claim_name: String,
 }
 
@@ -113,10 +116,16 @@ pub struct DatasetSpec {
     /// A PVC with the data, mounted read-only into runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pvc: Option<DatasetPvc>,
-    /// ServiceAccounts (names in this Dataset's namespace) whose runs may use it. The only field
-    /// that may change.
+    /// ServiceAccounts (names in this Dataset's namespace, each a DNS subdomain) whose runs may use
+    /// it. The only field that may change.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 64), inner(length(min = 1, max = 253)))]
+    #[schemars(
+        length(max = 64),
+        inner(
+            length(min = 1, max = 253),
+            regex(pattern = crate::names::DNS_SUBDOMAIN_PATTERN)
+        )
+    )]
     pub allowed_service_accounts: Option<Vec<String>>,
 }
 
