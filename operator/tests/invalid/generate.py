@@ -181,6 +181,10 @@ def cel_cases():
                       [base(kind, container={"image": "img", "env": env_twice})]))
         cases.append((f"{s}-init-env-duplicate", "spec.initContainers[0].env", "initContainers[].env: two entries have the same name",
                       [base(kind, initContainers=[{"name": "i", "image": "img", "env": env_twice}])]))
+        cases.append((f"{s}-container-env-reserved-name", "spec.container.env[0].name", "names starting MODEL_FLEET_ are reserved",
+                      [base(kind, container={"image": "img", "env": [{"name": "MODEL_FLEET_PORT", "value": "9000"}]})]))
+        cases.append((f"{s}-init-env-reserved-name", "spec.initContainers[0].env[0].name", "names starting MODEL_FLEET_ are reserved",
+                      [base(kind, initContainers=[{"name": "i", "image": "img", "env": [{"name": "MODEL_FLEET_X", "value": "1"}]}])]))
         cases.append((f"{s}-init-named-main", "spec.initContainers[0].name", "main is the name of the main container",
                       [base(kind, initContainers=[{"name": "main", "image": "img"}])]))
         cases.append((f"{s}-init-duplicate", "spec.initContainers", "initContainers: two entries have the same name",

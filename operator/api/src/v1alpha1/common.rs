@@ -65,8 +65,11 @@ pub struct KeySelector {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = at_most_one(&["value", "secretKeyRef", "configMapKeyRef"], "env[]"))]
+#[x_kube(validation = kube::core::Rule::new("!self.name.startsWith('MODEL_FLEET_')").message(kube::core::Message::Message("env[].name: names starting MODEL_FLEET_ are reserved for the variables the operator sets in every container (MODEL_FLEET_MODEL_NAME, MODEL_FLEET_PORT, MODEL_FLEET_DATASETS_JSON, ...): rename the variable, or read the operator's one as $(MODEL_FLEET_...)".into())).field_path(".name"))]
 pub struct EnvVar {
-    /// Variable name (a C identifier, as Kubernetes requires).
+    /// Variable name (a C identifier, as Kubernetes requires). Names starting `MODEL_FLEET_` are reserved for the
+    /// variables the operator sets (`render::deployment`, `render::job`): two entries of one name would make the
+    /// rendered Deployment or Job unappliable (server-side apply refuses duplicate keys of a map list).
     #[schemars(
         length(min = 1, max = 128),
         regex(pattern = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
