@@ -29,7 +29,10 @@ fn demo(cmd: &str) -> (bool, String) {
 /// long outputs are cut in the middle by CI logs, then the whole output.
 fn failure(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+    if lines.len() <= 30 {
+        return format!("\n{text}");
+    }
+    let tail = lines[lines.len() - 30..].join("\n");
     format!("its last lines:\n{tail}\n\nthe whole output:\n{text}")
 }
 

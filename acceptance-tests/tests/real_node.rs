@@ -239,8 +239,8 @@ async fn a_pod_on_the_real_node_runs_a_real_container() -> anyhow::Result<()> {
         json!({
             "container": {
                 "env": [
-                    {"name": "MODEL_FLEET_LITERAL", "value": "from-the-spec"},
-                    {"name": "MODEL_FLEET_FROM_CONFIGMAP", "configMapKeyRef": {"name": "settings", "key": "greeting"}},
+                    {"name": "SPEC_LITERAL", "value": "from-the-spec"},
+                    {"name": "FROM_CONFIGMAP", "configMapKeyRef": {"name": "settings", "key": "greeting"}},
                 ],
             },
             "initContainers": [{
@@ -285,8 +285,8 @@ async fn a_pod_on_the_real_node_runs_a_real_container() -> anyhow::Result<()> {
     // The environment as the process sees it.
     let env = exec_ok(&s, &name, "main", &["/echo", "env"]);
     for line in [
-        "MODEL_FLEET_LITERAL=from-the-spec",
-        "MODEL_FLEET_FROM_CONFIGMAP=from-a-configmap",
+        "SPEC_LITERAL=from-the-spec",
+        "FROM_CONFIGMAP=from-a-configmap",
         "MODEL_FLEET_MODEL_NAME=echo",
         "MODEL_FLEET_PORT=8080",
     ] {

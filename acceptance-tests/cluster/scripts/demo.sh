@@ -212,15 +212,14 @@ curl_echo() {
   step "the echo service answers through its Service (from inside the real node's network namespace)"
   echo "  ip netns exec $netns curl -s http://$ip/" >&2
   # Ready pods answer through the Service once kube-proxy has programmed its rules from the new EndpointSlice,
-  # which follows readiness by a sync period (longer on a loaded machine): up to 30 tries, a second apart.
-  local body="" try
-  for try in $(seq 30); do
-    body=$(ip netns exec "$netns" curl -s --max-time 5 "http://$ip/") && break
-    body=""
+  # which follows readiness by a sync period (longer on a loaded machine): tries a second apart for up to 60 s.
+  local body="" error="" deadline=$((SECONDS + 60))
+  until body=$(ip netns exec "$netns" curl -sSf --connect-timeout 2 --max-time 5 "http://$ip/" 2>&1) && [ -n "$body" ]; do
+    error=${body:-an empty answer}
+    [ "$SECONDS" -lt "$deadline" ] ||
+      die "the echo service did not answer through its Service at $ip within 60 s: $error (log: $REPO_ROOT/.local/$instance/node/logs/)"
     sleep 1
   done
-  [ -n "$body" ] ||
-    die "the echo service did not answer through its Service at $ip in $try tries (log: $REPO_ROOT/.local/$instance/node/logs/)"
   sed 's/^/    /' <<<"$body" >&2
   echo "  or over loopback: $1 --kubeconfig $2 port-forward -n demo service/echo 8080:80, then curl -s http://127.0.0.1:8080/" >&2
 }

@@ -143,6 +143,24 @@ fn check_reserved(inputs: &PodInputs<'_>) -> Result<(), RenderError> {
             )));
         }
     }
+    // Objects admitted before the CRD reserved the `MODEL_FLEET_` prefix: a name the operator also sets would be a
+    // duplicate key of the container's env, which server-side apply refuses.
+    let init_env = inputs.init_containers.into_iter().flatten();
+    let env = (inputs
+        .main
+        .env
+        .into_iter()
+        .flatten()
+        .map(|e| ("container", e)))
+    .chain(init_env.flat_map(|c| c.env.iter().flatten().map(|e| ("initContainers[]", e))));
+    for (container, e) in env {
+        if inputs.extra_env.iter().any(|x| x.name == e.name) {
+            return Err(RenderError::Reserved(format!(
+                "spec.{container}.env[].name: Invalid value: {:?}: the operator sets this variable, rename yours",
+                e.name
+            )));
+        }
+    }
     for c in inputs.init_containers.into_iter().flatten() {
         if c.name == MAIN_CONTAINER {
             return Err(RenderError::Reserved(format!(
@@ -321,4 +339,59 @@ pub(crate) fn pod_spec(inputs: PodInputs<'_>) -> Result<PodSpec, RenderError> {
         priority_class_name: inputs.gpu.and_then(|g| g.priority_class_name.clone()),
         ..Default::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::render::{RenderConfig, RenderError, render_inference, render_training};
+
+    /// An object admitted before the CRD reserved `MODEL_FLEET_` names: a variable the operator also sets, in the
+    /// main or an init container, is refused at render (`InvalidSpec`, naming it) rather than sent to an apply that
+    /// fails at every retry; a name the operator does not set still renders.
+    fn refusal<T>(children: Result<T, RenderError>) -> String {
+        match children {
+            Err(RenderError::Reserved(message)) => message,
+            Err(other) => panic!("another refusal: {other}"),
+            Ok(_) => panic!("rendered"),
+        }
+    }
+
+    #[test]
+    fn a_variable_the_operator_sets_is_refused_in_any_container() {
+        let object = |kind: &str, spec: serde_json::Value| {
+            json!({"apiVersion": "modelfleet.io/v1alpha1", "kind": kind,
+                "metadata": {"name": "m", "namespace": "ml", "uid": "u", "generation": 1}, "spec": spec})
+        };
+        let env = |name: &str| json!([{"name": name, "value": "1"}]);
+        let service = |main: &str, init: &str| {
+            let spec = json!({"model": {"name": "m"}, "container": {"image": "i", "env": env(main)},
+                "initContainers": [{"name": "fetch", "image": "i", "env": env(init)}]});
+            let isvc = serde_json::from_value(object("InferenceService", spec)).unwrap();
+            render_inference(&isvc, &RenderConfig::default()).children
+        };
+        assert_eq!(
+            refusal(service("MODEL_FLEET_PORT", "A")),
+            "spec.container.env[].name: Invalid value: \"MODEL_FLEET_PORT\": the operator sets this variable, \
+             rename yours"
+        );
+        assert!(
+            refusal(service("A", "MODEL_FLEET_MODEL_NAME"))
+                .starts_with("spec.initContainers[].env[]")
+        );
+        assert!(service("MODEL_FLEET_OTHER", "A").is_ok());
+        let run = serde_json::from_value(object(
+            "TrainingRun",
+            json!({"container": {"image": "i", "env": env("MODEL_FLEET_DATASETS_JSON")},
+                "datasets": [{"name": "d", "version": "1", "mountPath": "/d"}]}),
+        ))
+        .unwrap();
+        let dataset = serde_json::from_value(json!({"apiVersion": "modelfleet.io/v1alpha1", "kind": "Dataset",
+            "metadata": {"name": "d", "namespace": "ml"},
+            "spec": {"version": "1", "source": {"uri": "s3://b/d"}, "allowedServiceAccounts": ["default"]}}))
+        .unwrap();
+        let rendered = render_training(&run, &[dataset], &RenderConfig::default());
+        assert!(refusal(rendered.children).contains("\"MODEL_FLEET_DATASETS_JSON\""));
+    }
 }

@@ -65,11 +65,12 @@ pub struct KeySelector {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = at_most_one(&["value", "secretKeyRef", "configMapKeyRef"], "env[]"))]
-#[x_kube(validation = kube::core::Rule::new("!self.name.startsWith('MODEL_FLEET_')").message(kube::core::Message::Message("env[].name: names starting MODEL_FLEET_ are reserved for the variables the operator sets in every container (MODEL_FLEET_MODEL_NAME, MODEL_FLEET_PORT, MODEL_FLEET_DATASETS_JSON, ...): rename the variable, or read the operator's one as $(MODEL_FLEET_...)".into())).field_path(".name"))]
+// The operator sets MODEL_FLEET_* variables in every container it renders (render::deployment, render::job); a second
+// entry of one name would make the Deployment or Job unappliable (server-side apply refuses a duplicate map-list key).
+#[x_kube(validation = kube::core::Rule::new("!self.name.startsWith('MODEL_FLEET_')").message(kube::core::Message::Message("env[].name: names starting MODEL_FLEET_ are reserved for the variables the operator sets in every container it renders (MODEL_FLEET_MODEL_NAME of a service, MODEL_FLEET_DATASETS_JSON of a run, ...): rename the variable; command and args can read the operator's as $(MODEL_FLEET_...)".into())).field_path(".name"))]
 pub struct EnvVar {
-    /// Variable name (a C identifier, as Kubernetes requires). Names starting `MODEL_FLEET_` are reserved for the
-    /// variables the operator sets (`render::deployment`, `render::job`): two entries of one name would make the
-    /// rendered Deployment or Job unappliable (server-side apply refuses duplicate keys of a map list).
+    /// Variable name: letters, digits, `_`, `-` and `.`, not starting with a digit (Kubernetes' env name rule).
+    /// Names starting `MODEL_FLEET_` are reserved for the variables the operator sets, and are refused.
     #[schemars(
         length(min = 1, max = 128),
         regex(pattern = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
