@@ -347,9 +347,7 @@ mod tests {
 
     use crate::render::{RenderConfig, RenderError, render_inference, render_training};
 
-    /// An object admitted before the CRD reserved `MODEL_FLEET_` names: a variable the operator also sets, in the
-    /// main or an init container, is refused at render (`InvalidSpec`, naming it) rather than sent to an apply that
-    /// fails at every retry; a name the operator does not set still renders.
+    /// The message of a `Reserved` refusal; panics on anything else.
     fn refusal<T>(children: Result<T, RenderError>) -> String {
         match children {
             Err(RenderError::Reserved(message)) => message,
@@ -358,6 +356,9 @@ mod tests {
         }
     }
 
+    /// An object admitted before the CRD reserved `MODEL_FLEET_` names: a variable the operator also sets, in the
+    /// main or an init container, is refused at render (`InvalidSpec`, naming it) rather than sent to an apply that
+    /// fails at every retry; a name the operator does not set still renders.
     #[test]
     fn a_variable_the_operator_sets_is_refused_in_any_container() {
         let object = |kind: &str, spec: serde_json::Value| {
