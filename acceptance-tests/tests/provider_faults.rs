@@ -7,8 +7,9 @@
 //!   (a cluster replaced in the configuration) is not refreshed (a warning), plans nothing for the resource, and
 //!   the plan after the apply fails the same way; destroy works;
 //! * the API server goes away mid-apply (the provider reaches it through a loopback proxy the test cuts while an
-//!   InferenceService waits): a clear error, the state holds exactly the objects that exist, and with the API server
-//!   back a rerun converges with no duplicate and a clean plan;
+//!   InferenceService waits): once the provider's grace for an outage (30 s) is spent, a clear error; the state holds
+//!   exactly the objects that exist, and with the API server back a rerun converges with no duplicate and a clean
+//!   plan; an outage shorter than the grace (5 s) is ridden out: the apply succeeds;
 //! * another field manager (`kubectl apply --server-side`) takes a field the configuration sets: the apply names the
 //!   manager and the field; `force_conflicts = true` takes it back;
 //! * Ctrl-C (SIGINT to Terraform's process group, as a terminal sends it) while an InferenceService waits: Terraform
@@ -25,7 +26,7 @@ use std::time::{Duration, Instant};
 use acceptance_tests::modelfleet::api;
 use acceptance_tests::tcp_proxy::{TcpProxy, api_server_addr};
 use acceptance_tests::terraform::{self, flat};
-use acceptance_tests::{Cluster, Terraform, wait_for};
+use acceptance_tests::{Cluster, Terraform, TestNamespace, wait_for};
 use kube::api::{ListParams, Patch, PatchParams};
 use serde_json::json;
 
@@ -197,13 +198,21 @@ async fn assert_consistent_then_rerun_converges(tf: &Terraform, client: &kube::C
     tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_api_server_going_away_mid_apply_is_an_error_and_a_rerun_converges() {
+/// An apply of [`staged_config`] in progress, its provider reaching the API server only through `proxy`.
+struct Staged {
+    ns: TestNamespace,
+    client: kube::Client,
+    proxy: TcpProxy,
+    _scratch: tempfile::TempDir,
+    tf: Terraform,
+    apply: Child,
+}
+
+/// Starts the apply of [`staged_config`] in a new namespace `prefix-*` with the provider's kubeconfig pointing at a
+/// loopback [`TcpProxy`] to the API server; returns once the gate's wait polls.
+async fn staged_through_proxy(prefix: &str) -> Staged {
     let cluster = Cluster::for_tests();
-    let ns = cluster
-        .model_fleet_namespace("tf-fault-apiserver")
-        .await
-        .unwrap();
+    let ns = cluster.model_fleet_namespace(prefix).await.unwrap();
     let client = cluster.client().await.unwrap();
     let proxy = TcpProxy::start(api_server_addr(&cluster.kubeconfig).unwrap())
         .await
@@ -212,15 +221,30 @@ async fn the_api_server_going_away_mid_apply_is_an_error_and_a_rerun_converges()
     let kubeconfig = proxy
         .kubeconfig(&cluster.kubeconfig, scratch.path())
         .unwrap();
-    let tf = Terraform::new(&staged_config(&terraform::provider_block(
-        &kubeconfig,
-        ns.name(),
-        "",
-    )))
-    .unwrap();
-
+    let provider = terraform::provider_block(&kubeconfig, ns.name(), "");
+    let tf = Terraform::new(&staged_config(&provider)).unwrap();
     let apply = spawn_apply(&tf);
     gate_written(&client, ns.name()).await;
+    Staged {
+        ns,
+        client,
+        proxy,
+        _scratch: scratch,
+        tf,
+        apply,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_server_going_away_mid_apply_is_an_error_and_a_rerun_converges() {
+    let Staged {
+        ns,
+        client,
+        proxy,
+        _scratch,
+        tf,
+        apply,
+    } = staged_through_proxy("tf-fault-apiserver").await;
     proxy.cut();
     let (succeeded, text, took) = finish(apply, Duration::from_secs(120)).await;
     eprintln!(
@@ -243,6 +267,41 @@ async fn the_api_server_going_away_mid_apply_is_an_error_and_a_rerun_converges()
 
     proxy.restore();
     assert_consistent_then_rerun_converges(&tf, &client, ns.name()).await;
+}
+
+/// An outage shorter than the provider's grace (the proxy cut for 5 s while the InferenceService waits, so its reads
+/// fail at once with a closed connection): the wait keeps polling, and the apply succeeds once the object is
+/// reconciled, with everything created and a clean plan. Before the grace, the first failed read ended the apply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_api_server_outage_mid_wait_is_ridden_out() {
+    let Staged {
+        ns,
+        client,
+        proxy,
+        _scratch,
+        tf,
+        apply,
+    } = staged_through_proxy("tf-fault-blip").await;
+    proxy.cut();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let before = proxy.connections();
+    proxy.restore();
+    let operator = reconcile_forever(client.clone(), ns.name().to_owned());
+    let (succeeded, text, took) = finish(apply, Duration::from_secs(120)).await;
+    operator.abort();
+    eprintln!("figure: the apply finished {took:?} after the outage ended");
+    assert!(succeeded, "the apply failed over a 5 s outage: {text}");
+    assert!(
+        proxy.connections() > before,
+        "the provider did not reconnect after the outage"
+    );
+    assert_eq!(
+        names(&client, ns.name(), "Dataset").await,
+        set(&["early-0", "early-1", "late-0", "late-1", "late-2"])
+    );
+    let (code, plan) = tf.plan_exit_code().unwrap();
+    assert_eq!(code, 0, "the plan after the apply is not clean:\n{plan}");
+    tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,6 +19,7 @@ pub mod inference;
 pub mod kind;
 pub mod managed;
 pub mod object;
+pub mod outage;
 pub mod plan;
 pub mod quantity;
 pub mod snapshot;

@@ -44,7 +44,9 @@ pub(super) fn block<K: Kind>(fields: &[Field]) -> Block {
             &format!(
                 "What apply waits for after writing the object: {} (default `{}`). Bounded by timeouts.create / \
                  timeouts.update (default 20m). A wait ends at once in an error when the operator refuses the spec \
-                 (`Ready=False` with `FitTooLarge`, `FitUnsplittable`, `InvalidSpec` or `WritableDatasetMount`).",
+                 (`Ready=False` with `FitTooLarge`, `FitUnsplittable`, `InvalidSpec` or `WritableDatasetMount`). \
+                 Reads that fail because the API server is unreachable or overloaded (429, 5xx) are retried for up \
+                 to 30s.",
                 values.join(", "),
                 K::WAIT_VALUES[0]
             ),

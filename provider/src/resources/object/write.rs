@@ -3,12 +3,14 @@
 
 use std::time::{Duration, Instant};
 
+use kube::Api;
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::Value as Json;
 
 use super::super::api_error::{self, Action};
 use super::super::attributes::{ID, NAME, NAMESPACE, WAIT_FOR};
 use super::super::kind::{Kind, WaitState};
+use super::super::outage::Outage;
 use super::super::{ProviderContext, fields, managed, timeouts, wait};
 use super::{CustomResource, DELETE_POLL, WAIT_POLL, live_facts, namespace_and_name};
 use crate::config::DefaultNamespace;
@@ -31,16 +33,19 @@ impl<K: Kind> CustomResource<K> {
         }
         let timeout = timeouts::get(prior, "delete", timeouts::DEFAULT_DELETE);
         let started = Instant::now();
+        let mut outage = Outage::default();
         loop {
-            let current = api
-                .get_opt(&name)
-                .await
-                .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?;
-            let Some(current) = current else {
-                return Ok(());
-            };
-            if started.elapsed() >= timeout {
-                return Err(delete_timed_out(&self.api.kind, &object, timeout, &current));
+            let asked = Instant::now();
+            match api.get_opt(&name).await {
+                Ok(None) => return Ok(()),
+                Ok(Some(current)) => {
+                    outage.ended();
+                    if started.elapsed() >= timeout {
+                        return Err(delete_timed_out(&self.api.kind, &object, timeout, &current));
+                    }
+                }
+                Err(e) if outage.tolerates(asked, &e) && started.elapsed() < timeout => {}
+                Err(e) => return Err(self.api_error(e, Action::Read, &object, ctx)),
             }
             if ctx.sleep_unless_stopped(DELETE_POLL).await {
                 return Err(Diagnostics::error(
@@ -115,16 +120,27 @@ impl<K: Kind> CustomResource<K> {
         Ok((Value::Object(state), warnings))
     }
 
-    /// The live object's JSON for `state`, `None` when it is gone.
-    async fn get_json(
+    /// One read of a wait through `api`: `Ok(Ok(json))` with the object's JSON (`None` when it is gone), `Ok(Err(why))`
+    /// when the read failed in an outage `outage` still tolerates (the wait polls again), else `Err` with the error's
+    /// diagnostics.
+    async fn read(
         &self,
         ctx: &ProviderContext,
-        state: &Value,
-    ) -> Result<Option<Json>, Diagnostics> {
-        Ok(self
-            .fetch(ctx, state)
-            .await?
-            .and_then(|o| serde_json::to_value(o).ok()))
+        api: &Api<DynamicObject>,
+        (namespace, name): (&str, &str),
+        outage: &mut Outage,
+    ) -> Result<Result<Option<Json>, String>, Diagnostics> {
+        let asked = Instant::now();
+        match api_error::get_object(api, name).await {
+            Ok(read) => {
+                outage.ended();
+                Ok(Ok(read.and_then(|o| serde_json::to_value(o).ok())))
+            }
+            Err(e) if outage.tolerates(asked, &e) => {
+                Ok(Err(format!("reading it failed ({e}); retrying")))
+            }
+            Err(e) => Err(self.api_error(e, Action::Read, &format!("{namespace}/{name}"), ctx)),
+        }
     }
 
     /// Waits for `wait_for` of `state`; returns the last object seen and the diagnostics of a timeout or a failed
@@ -143,24 +159,32 @@ impl<K: Kind> CustomResource<K> {
             .unwrap_or(wait::NONE);
         let id = state.get(ID).and_then(Value::as_str).unwrap_or_default();
         let kind = &self.api.kind;
+        let cannot_tell = |mut diags: Diagnostics| {
+            diags.push_error(
+                Some(AttrPath::attrs(&[WAIT_FOR])),
+                format!("Cannot tell whether {kind} {id} is {wait_for}"),
+                format!("The object was written, then reading it back failed (above). {kept}"),
+            );
+            (None, diags)
+        };
+        let (api, namespace, name) = match self.api_of(ctx, state).await {
+            Ok(found) => found,
+            Err(diags) => return cannot_tell(diags),
+        };
         let started = Instant::now();
+        let mut outage = Outage::default();
+        let mut object = None;
         loop {
-            let object = match self.get_json(ctx, state).await {
-                Ok(object) => object,
-                Err(mut diags) => {
-                    diags.push_error(
-                        Some(AttrPath::attrs(&[WAIT_FOR])),
-                        format!("Cannot tell whether {kind} {id} is {wait_for}"),
-                        format!(
-                            "The object was written, then reading it back failed (above). {kept}"
-                        ),
-                    );
-                    return (None, diags);
+            let outcome = match self.read(ctx, &api, (&namespace, &name), &mut outage).await {
+                Ok(Ok(read)) => {
+                    object = read;
+                    match &object {
+                        Some(o) => wait::check::<K>(wait_for, o, state),
+                        None => WaitState::Failed("the object was deleted while waiting".into()),
+                    }
                 }
-            };
-            let outcome = match &object {
-                Some(o) => wait::check::<K>(wait_for, o, state),
-                None => WaitState::Failed("the object was deleted while waiting".into()),
+                Ok(Err(failed)) => WaitState::Waiting(failed),
+                Err(diags) => return cannot_tell(diags),
             };
             let fail = |summary: String, detail: String| {
                 (
