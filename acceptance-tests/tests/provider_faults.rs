@@ -198,19 +198,19 @@ async fn assert_consistent_then_rerun_converges(tf: &Terraform, client: &kube::C
     tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
 }
 
-/// An apply of [`staged_config`] in progress, its provider reaching the API server only through `proxy`.
+/// What an apply of [`staged_config`] runs in: its namespace, a client that bypasses `proxy`, and the Terraform
+/// working directory whose provider reaches the API server only through `proxy`.
 struct Staged {
     ns: TestNamespace,
     client: kube::Client,
     proxy: TcpProxy,
     _scratch: tempfile::TempDir,
     tf: Terraform,
-    apply: Child,
 }
 
 /// Starts the apply of [`staged_config`] in a new namespace `prefix-*` with the provider's kubeconfig pointing at a
-/// loopback [`TcpProxy`] to the API server; returns once the gate's wait polls.
-async fn staged_through_proxy(prefix: &str) -> Staged {
+/// loopback [`TcpProxy`] to the API server; returns it with the running apply once the gate's wait polls.
+async fn staged_through_proxy(prefix: &str) -> (Staged, Child) {
     let cluster = Cluster::for_tests();
     let ns = cluster.model_fleet_namespace(prefix).await.unwrap();
     let client = cluster.client().await.unwrap();
@@ -225,26 +225,20 @@ async fn staged_through_proxy(prefix: &str) -> Staged {
     let tf = Terraform::new(&staged_config(&provider)).unwrap();
     let apply = spawn_apply(&tf);
     gate_written(&client, ns.name()).await;
-    Staged {
+    let staged = Staged {
         ns,
         client,
         proxy,
         _scratch: scratch,
         tf,
-        apply,
-    }
+    };
+    (staged, apply)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_server_going_away_mid_apply_is_an_error_and_a_rerun_converges() {
-    let Staged {
-        ns,
-        client,
-        proxy,
-        _scratch,
-        tf,
-        apply,
-    } = staged_through_proxy("tf-fault-apiserver").await;
+    let (s, apply) = staged_through_proxy("tf-fault-apiserver").await;
+    let (ns, client, proxy, tf) = (&s.ns, &s.client, &s.proxy, &s.tf);
     proxy.cut();
     let (succeeded, text, took) = finish(apply, Duration::from_secs(120)).await;
     eprintln!(
@@ -266,7 +260,7 @@ async fn the_api_server_going_away_mid_apply_is_an_error_and_a_rerun_converges()
     assert!(!text.contains("panic"), "{text}");
 
     proxy.restore();
-    assert_consistent_then_rerun_converges(&tf, &client, ns.name()).await;
+    assert_consistent_then_rerun_converges(tf, client, ns.name()).await;
 }
 
 /// An outage shorter than the provider's grace (the proxy cut for 5 s while the InferenceService waits, so its reads
@@ -274,14 +268,8 @@ async fn the_api_server_going_away_mid_apply_is_an_error_and_a_rerun_converges()
 /// reconciled, with everything created and a clean plan. Before the grace, the first failed read ended the apply.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_short_api_server_outage_mid_wait_is_ridden_out() {
-    let Staged {
-        ns,
-        client,
-        proxy,
-        _scratch,
-        tf,
-        apply,
-    } = staged_through_proxy("tf-fault-blip").await;
+    let (s, apply) = staged_through_proxy("tf-fault-blip").await;
+    let (ns, client, proxy, tf) = (&s.ns, &s.client, &s.proxy, &s.tf);
     proxy.cut();
     tokio::time::sleep(Duration::from_secs(5)).await;
     let before = proxy.connections();
@@ -296,7 +284,7 @@ async fn a_short_api_server_outage_mid_wait_is_ridden_out() {
         "the provider did not reconnect after the outage"
     );
     assert_eq!(
-        names(&client, ns.name(), "Dataset").await,
+        names(client, ns.name(), "Dataset").await,
         set(&["early-0", "early-1", "late-0", "late-1", "late-2"])
     );
     let (code, plan) = tf.plan_exit_code().unwrap();
