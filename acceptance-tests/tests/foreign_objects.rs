@@ -84,6 +84,15 @@ async fn a_foreign_deployment_is_never_overwritten_and_the_service_recovers_once
         ),
         "{message}"
     );
+    // The first reconcile failed, yet `kubectl get` shows the intent (the printer column reads status.effective).
+    let isvc = modelfleet::api(&client, ns.name(), "InferenceService")
+        .get("chat")
+        .await?;
+    assert_eq!(
+        isvc.data["status"]["effective"]["intent"], "automatic",
+        "{:?}",
+        isvc.data["status"]
+    );
     // Several reconciles later the foreign Deployment is exactly as its owner left it.
     tokio::time::sleep(Duration::from_secs(12)).await;
     // (Its controller writes its status; nothing of ours touches it: same generation, labels, no owner, no field of

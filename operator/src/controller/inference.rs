@@ -37,7 +37,7 @@ use model_fleet_api::routing::Conflict;
 use model_fleet_api::schedule::{ScheduleState, Scheduled, idle as schedule_idle};
 use model_fleet_api::status::Draft;
 use model_fleet_api::status::inference as status;
-use model_fleet_api::{InferenceService, InferenceServiceStatus, Intent};
+use model_fleet_api::{InferenceService, InferenceServiceStatus};
 
 use super::apply::{self, ApplyOutcome, Child, Live, PruneOwner};
 use super::context::Context;
@@ -180,10 +180,7 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
     let own_intent = isvc.spec.intent;
     let now = Timestamp::now();
     let schedule = ScheduleState::of(isvc.expires_at(), now);
-    let mut effective = schedule.effective(isvc);
-    if schedule_idle::suspended(isvc) && effective.spec.intent != Some(Intent::Suspended) {
-        effective.to_mut().spec.intent = Some(Intent::Suspended);
-    }
+    let effective = schedule_idle::effective_view(isvc, &schedule);
     let isvc = effective.as_ref();
     let RenderedInference { facts, children } = render::render_inference(isvc, &ctx.config.render);
     let children = match children {
@@ -444,17 +441,32 @@ async fn refuse(
 }
 
 /// After a failed step: `Ready=False, ReconcileError` with the error, other conditions kept (best effort: the error
-/// itself is what the caller returns).
+/// itself is what the caller returns). A service that never reconciled gets its `status.effective` from render's
+/// facts, so the `Intent` printer column is never empty; an earlier one is kept (the spec's change was not applied).
 async fn report_error(ctx: &Context, isvc: &InferenceService, error: &Error) {
     let Ok(owner) = Owner::of(isvc) else { return };
     let previous = isvc.status.clone().unwrap_or_default();
+    let effective = previous.effective.clone().or_else(|| {
+        let view = schedule_idle::effective_view(
+            isvc,
+            &ScheduleState::of(isvc.expires_at(), Timestamp::now()),
+        );
+        Some(
+            render::render_inference(&view, &ctx.config.render)
+                .facts
+                .effective,
+        )
+    });
     let draft = Draft {
         conditions: conditions::after_error(
             previous.conditions.as_deref().unwrap_or_default(),
             error.reason(),
             error,
         ),
-        status: previous,
+        status: InferenceServiceStatus {
+            effective,
+            ..previous
+        },
     };
     if let Err(write_error) = write(ctx, isvc, &owner, draft, &[]).await {
         tracing::debug!(error = %write_error, "could not record the reconcile error in the status");

@@ -8,11 +8,13 @@
 //! `metadata.generation` (a resume must not suspend again at once on KEDA's old `lastActiveTime`). The spec is never
 //! rewritten, for the same reason as `expiresAt` (a Terraform-owned field edited by the operator is a perpetual diff).
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 
+use super::ScheduleState;
 use crate::conditions::{ConditionStatus, ConditionType, DesiredCondition, Reason};
 use crate::{IdleStatus, InferenceService, Intent};
 
@@ -80,6 +82,20 @@ pub fn after(isvc: &InferenceService) -> Option<Duration> {
 /// spec still asks for it). Decided before rendering, from the last status the operator wrote.
 pub fn suspended(isvc: &InferenceService) -> bool {
     after(isvc).is_some() && current(isvc).is_some_and(|idle| idle.suspended_at.is_some())
+}
+
+/// `isvc` as every step of a reconcile sees it (render, status, the error report): `spec.intent: suspended` while
+/// `schedule` has expired (`spec.schedule.expiresAt`, [`ScheduleState::effective`]) or the service is [`suspended`]
+/// for being idle; otherwise `isvc` itself, borrowed.
+pub fn effective_view<'a>(
+    isvc: &'a InferenceService,
+    schedule: &ScheduleState,
+) -> Cow<'a, InferenceService> {
+    let mut effective = schedule.effective(isvc);
+    if suspended(isvc) && effective.spec.intent != Some(Intent::Suspended) {
+        effective.to_mut().spec.intent = Some(Intent::Suspended);
+    }
+    effective
 }
 
 /// `status.idle` when it belongs to the current generation.

@@ -239,3 +239,23 @@ fn the_condition_says_idle_unless_the_spec_or_the_expiry_explains_the_suspension
     annotate(&isvc, &outcome, None, &mut expired);
     assert_eq!(expired[0].reason, Reason::Expired);
 }
+
+#[test]
+fn the_view_is_suspended_while_idle_or_expired_and_the_spec_itself_otherwise() {
+    let now = at("2026-12-05T00:00:00Z");
+    let running = ScheduleState::of(None, now);
+    let idle = service(3, Some(record(None, Some("2026-12-04T02:10:00Z"), 3)));
+    let view = effective_view(&idle, &running);
+    assert_eq!(view.spec.intent, Some(Intent::Suspended));
+    assert_eq!(idle.spec.intent, None, "the spec itself is not rewritten");
+    let counting = service(3, Some(record(Some("2026-12-04T02:00:00Z"), None, 3)));
+    assert!(matches!(
+        effective_view(&counting, &running),
+        Cow::Borrowed(_)
+    ));
+    let expired = ScheduleState::of(Some("2026-12-01T00:00:00Z"), now);
+    assert_eq!(
+        effective_view(&counting, &expired).spec.intent,
+        Some(Intent::Suspended)
+    );
+}
