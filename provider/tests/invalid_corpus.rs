@@ -110,9 +110,11 @@ fn table(rows: &[Row]) -> String {
          The patterns of names Kubernetes checks on the rendered pod (ServiceAccount, PriorityClass, GPU resource \
          name, toleration key and value) have a refused example too, and so do the names of the objects a spec \
          refers to (Secret, ConfigMap and PersistentVolumeClaim names, Secret and ConfigMap keys, a Dataset's \
-         ServiceAccount allowlist): Kubernetes refuses a bad name or key in an `env` reference only on the rendered \
+         ServiceAccount allowlist, a run's Dataset, a service's Gateway, listener and TriggerAuthentication): \
+         Kubernetes refuses a bad name or key in an `env` reference only on the rendered \
          pod, and takes a bad name in a volume, where the pod then waits forever for an object that cannot exist; \
-         an allowlist entry that is not a ServiceAccount name can never match a run. Four more checks have no case in the table; \
+         a bad Gateway namespace or listener makes the rendered HTTPRoute one the API server refuses at every \
+         retry; an allowlist entry that is not a ServiceAccount name can never match a run. Four more checks have no case in the table; \
          `render -f` and the provider's `validate` and `plan` refuse them on the field, naming the fix (unit tests \
          in `operator/api/src/quantity/tests.rs`, `operator/api/src/validate/format.rs` and \
          `operator/api/src/validate/resources.rs`). The API server checks the date-time on the custom resource; \

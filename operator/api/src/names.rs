@@ -122,6 +122,10 @@ pub const MAX_SUBDOMAIN_LEN: usize = 253;
 pub const DNS_SUBDOMAIN_PATTERN: &str =
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
 
+/// The CRD schema's `pattern` of a namespace or another DNS-1123 label field (container and volume names; the length,
+/// at most 63, is the field's own `maxLength`): Kubernetes' `dns1123LabelFmt`, anchored.
+pub const DNS_LABEL_PATTERN: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+
 /// The CRD schema's `pattern` of a Secret or ConfigMap key (`secretKeyRef.key`, `configMapKeyRef.key`): Kubernetes'
 /// `IsConfigMapKey` (`k8s.io/apimachinery/pkg/util/validation`): characters `[-._a-zA-Z0-9]`, and not `.`, `..` or a
 /// name starting with `..`. The length (at most 253) is the field's own `maxLength`.
@@ -270,6 +274,11 @@ mod tests {
         }
         for good in ["a", "0", "a-b.c-d", "7b.chat", "a--b"] {
             assert!(is_dns_subdomain(good), "{good:?}");
+        }
+        // The label pattern and the function agree too.
+        let label = regex::Regex::new(DNS_LABEL_PATTERN).unwrap();
+        for name in ["a", "a-b", "0a", "a.b", "-a", "a-", "A", "a_b", ""] {
+            assert_eq!(label.is_match(name), is_dns_label(name), "{name:?}");
         }
         // A label still stops at 63.
         assert!(!is_dns_label(&"a".repeat(70)));

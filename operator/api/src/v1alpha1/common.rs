@@ -116,7 +116,7 @@ pub struct InitContainer {
     /// Container name (DNS-1123 label, unique in the pod; `main` is taken).
     #[schemars(
         length(min = 1, max = 63),
-        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+        regex(pattern = crate::names::DNS_LABEL_PATTERN)
     )]
     pub name: String,
     /// Image reference, e.g. `python:3.12-slim`.
@@ -205,7 +205,7 @@ pub struct Volume {
     /// reserved for the operator).
     #[schemars(
         length(min = 1, max = 63),
-        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+        regex(pattern = crate::names::DNS_LABEL_PATTERN)
     )]
     pub name: String,
     /// Absolute path inside the containers.

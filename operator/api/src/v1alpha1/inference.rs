@@ -115,8 +115,11 @@ pub enum MetricType {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthenticationRef {
-    /// Name of the TriggerAuthentication (or ClusterTriggerAuthentication).
-    #[schemars(length(min = 1, max = 253))]
+    /// Name of the TriggerAuthentication (or ClusterTriggerAuthentication): an object name, a DNS subdomain.
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = crate::names::DNS_SUBDOMAIN_PATTERN)
+    )]
     pub name: String,
     /// `TriggerAuthentication` (absent) or `ClusterTriggerAuthentication`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -225,16 +228,26 @@ pub struct HttpScaling {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ParentRef {
-    /// Gateway name.
-    #[schemars(length(min = 1, max = 253))]
+    /// Gateway name (an object name: a DNS subdomain).
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = crate::names::DNS_SUBDOMAIN_PATTERN)
+    )]
     pub name: String,
-    /// Gateway namespace; absent means the InferenceService's namespace.
+    /// Gateway namespace (a DNS label); absent means the InferenceService's namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 63))]
+    #[schemars(
+        length(min = 1, max = 63),
+        regex(pattern = crate::names::DNS_LABEL_PATTERN)
+    )]
     pub namespace: Option<String>,
-    /// Listener name on the Gateway.
+    /// Listener name on the Gateway (Gateway API's `SectionName`: a DNS subdomain, which the HTTPRoute's schema
+    /// checks).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 253))]
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = crate::names::DNS_SUBDOMAIN_PATTERN)
+    )]
     pub section_name: Option<String>,
 }
 

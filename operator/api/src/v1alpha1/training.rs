@@ -74,8 +74,11 @@ pub enum CompletionMode {
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!has(self.readOnly) || self.readOnly").message(Message::Message("datasets[].readOnly: dataset mounts are always read-only: remove readOnly or set it to true".into())).field_path(".readOnly"))]
 pub struct DatasetRef {
-    /// `metadata.name` of the Dataset.
-    #[schemars(length(min = 1, max = 253))]
+    /// `metadata.name` of the Dataset (an object name: a DNS subdomain).
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = crate::names::DNS_SUBDOMAIN_PATTERN)
+    )]
     pub name: String,
     /// Must equal the Dataset's `spec.version`.
     #[schemars(length(min = 1, max = 63))]
@@ -83,9 +86,12 @@ pub struct DatasetRef {
     /// Where the Dataset's PVC (if any) is mounted, read-only.
     #[schemars(length(min = 1, max = 1024), regex(pattern = r"^/"))]
     pub mount_path: String,
-    /// Namespace of the Dataset; accepted only when equal to the run's own namespace.
+    /// Namespace of the Dataset (a DNS label); accepted only when equal to the run's own namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 63))]
+    #[schemars(
+        length(min = 1, max = 63),
+        regex(pattern = crate::names::DNS_LABEL_PATTERN)
+    )]
     pub namespace: Option<String>,
     /// Must be true when given: a writable dataset mount is refused (case O-07).
     #[serde(skip_serializing_if = "Option::is_none")]
