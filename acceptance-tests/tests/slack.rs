@@ -655,6 +655,32 @@ async fn redelivery_runs_once_and_a_reconnect_loses_nothing() -> anyhow::Result<
         1,
         WAIT,
     )?;
+    // A slash command answered in its ack (help, a refusal) is answered again on redelivery: Slack redelivers because
+    // it saw no ack, so the lost ack may have carried the only answer.
+    let help = s.fake.slash(ADMIN, FLEET, "help");
+    s.fake.deliver(&help, 0)?;
+    s.fake.deliver(&help, 1)?;
+    let acks = s
+        .fake
+        .wait("both acks of help", WAIT, |f| {
+            let acks = f.acks(&help.id);
+            (acks.len() == 2).then_some(acks)
+        })
+        .await?;
+    let first = acks[0]
+        .payload
+        .clone()
+        .expect("help is answered in its ack");
+    assert!(first.to_string().contains("stop"), "{first}");
+    assert_eq!(
+        acks[1].payload.as_ref(),
+        Some(&first),
+        "the same answer again"
+    );
+    assert!(
+        s.fake.acks(&stop.id)[1].payload.is_none(),
+        "a command that runs is not announced twice: its result is posted"
+    );
     // A second run would have started with the redelivery, before this command, and posted before its reply.
     let later = s.fake.slash(ADMIN, FLEET, "inventory");
     s.reply(&later).await?;

@@ -120,18 +120,25 @@ impl Bot {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .first_time(&[&envelope_key, &request.payload_key]);
+        let prefix = self.prefix(&request.surface);
+        let slash = matches!(request.surface, Surface::Slash { .. });
+        let plan = plan(&self.policy, &request, &prefix);
         if !first {
             tracing::info!(envelope_id = %envelope.id, retry_attempt = envelope.retry_attempt,
                 retry_reason = envelope.retry_reason.as_deref().unwrap_or(""), slack_user = %request.user,
                 "redelivered envelope: acknowledged again, not run again");
-            return ack(&envelope, None);
+            // Slack redelivers because it saw no ack: the lost one may have carried a slash command's only answer, so
+            // that answer goes again (planning is pure: nothing runs twice). A command that ran posts its result
+            // through `response_url`, so its redelivery gets a bare ack, not a late "working on it".
+            return match plan {
+                Plan::Answer(reply) if slash => ack(&envelope, Some(&reply)),
+                _ => ack(&envelope, None),
+            };
         }
         tracing::info!(envelope_id = %envelope.id, retry_attempt = envelope.retry_attempt,
             slack_user = %request.user, channel = %request.channel, surface = surface_name(&request.surface),
             text = %request.text, "slack command");
-        let prefix = self.prefix(&request.surface);
-        let slash = matches!(request.surface, Surface::Slash { .. });
-        match plan(&self.policy, &request, &prefix) {
+        match plan {
             Plan::Answer(reply) if slash => ack(&envelope, Some(&reply)),
             Plan::Answer(reply) => {
                 self.spawn_post(request, reply);
