@@ -4,10 +4,19 @@ use super::access::ActionError;
 use super::authz::Refusal;
 use super::blocks::{self, Reply};
 
+/// Whether a field manager is Terraform's: any name starting `terraform` in any case. The Model Fleet provider's
+/// default is `terraform-modelfleet` and its `field_manager` setting takes any name (teams pick
+/// `terraform-<team>`); hashicorp/kubernetes' `kubernetes_manifest` writes as `Terraform`.
+fn is_terraform(manager: &str) -> bool {
+    manager
+        .get(..9)
+        .is_some_and(|head| head.eq_ignore_ascii_case("terraform"))
+}
+
 /// Known field managers, named the way people know them.
 fn manager_name(manager: &str) -> String {
     match manager {
-        "terraform-modelfleet" => "Terraform (`terraform-modelfleet`)".to_owned(),
+        terraform if is_terraform(terraform) => format!("Terraform (`{terraform}`)"),
         "kubectl" | "kubectl-client-side-apply" | "kubectl-edit" | "kubectl-patch" => {
             format!("kubectl (`{manager}`)")
         }
@@ -125,7 +134,7 @@ pub fn failure(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply
         }
         ActionError::Conflict { field, managers } => {
             let owners: Vec<String> = managers.iter().map(|m| manager_name(m)).collect();
-            let terraform = managers.iter().any(|m| m == "terraform-modelfleet");
+            let terraform = managers.iter().any(|m| is_terraform(m));
             let advice = if terraform {
                 "Change `intent` in the Terraform configuration and apply it, or take the field over with `force`: \
                  Terraform then reports a conflict on its next apply until its configuration says the same."
@@ -269,6 +278,25 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("Try `/fleet stop team-a/llama force`"), "{t}");
+    }
+
+    #[test]
+    fn any_terraform_field_manager_gets_the_terraform_advice() {
+        for manager in ["terraform-team-a", "Terraform"] {
+            let error = ActionError::Conflict {
+                field: "spec.intent",
+                managers: vec![manager.into()],
+            };
+            let t = text(&failure(&error, STOP, "/fleet "));
+            assert!(
+                t.contains(&format!("managed by Terraform (`{manager}`)")),
+                "{t}"
+            );
+            assert!(t.contains("Terraform configuration"), "{t}");
+        }
+        for other in ["terra", "kubectl", "helm", "t\u{e9}rraform"] {
+            assert!(!is_terraform(other), "{other}");
+        }
     }
 
     #[test]
