@@ -158,7 +158,8 @@ async fn a_run_recreated_while_its_old_job_terminates_waits_then_starts_its_own(
     operator.wait_ready().await?;
     let jobs: Api<Job> = Api::namespaced(client.clone(), ns.name());
     let run = json!({"apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun", "metadata": {"name": "ft"},
-        "spec": {"container": {"image": "modelfleet.local/sim:never"}}});
+        "spec": {"container": {"image": "modelfleet.local/sim:never"},
+            "gpu": {"count": 1, "fit": {"modules": [{"name": "m", "weightsGiB": 10, "placement": "sharded"}]}}}});
     let first = create(&client, ns.name(), run.clone()).await?;
     let old = wait_for("the first run's Job", TIMEOUT, || async {
         Ok(jobs.get_opt("ft").await?)
@@ -212,10 +213,9 @@ async fn a_run_recreated_while_its_old_job_terminates_waits_then_starts_its_own(
     );
     let status = runs.get("ft").await?.data["status"].clone();
     assert!(status.get("jobName").is_none_or(Value::is_null), "{status}");
-    assert!(
-        status.get("phase").is_none_or(|p| p != "Running"),
-        "{status}"
-    );
+    // Not the old Job's phase: the run's own, before any Job (so kubectl's Phase column is not empty either).
+    assert_eq!(status["phase"], "Pending", "{status}");
+    assert!(status["capacityClass"].is_string(), "{status}");
     let live = jobs.get("ft").await?;
     assert_eq!(
         live.metadata.uid, old.metadata.uid,

@@ -435,10 +435,13 @@ fn requeue_after(ctx: &Context, awaiting: bool) -> Duration {
 }
 
 /// After a failed step: `Ready=False, ReconcileError` with the error, other conditions kept (best effort: the error
-/// itself is what the caller returns).
+/// itself is what the caller returns). A run that never reconciled gets the phase and capacity class render's facts
+/// give (`Pending`, or `Cancelled`: [`status::derive`] without a Job), so kubectl's columns are never empty; recorded
+/// ones are kept.
 async fn report_error(ctx: &Context, run: &TrainingRun, error: &Error) {
     let Ok(owner) = Owner::of(run) else { return };
     let previous = run.status.clone().unwrap_or_default();
+    let facts = render::render_training(run, &[], &ctx.config.render).facts;
     let draft = Draft {
         conditions: conditions::after_error(
             previous.conditions.as_deref().unwrap_or_default(),
@@ -447,6 +450,11 @@ async fn report_error(ctx: &Context, run: &TrainingRun, error: &Error) {
         ),
         status: TrainingRunStatus {
             observed_generation: run.meta().generation,
+            phase: previous
+                .phase
+                .or(Some(status::derive(facts.cancelled, None, None).phase)),
+            capacity_class: (previous.capacity_class.clone())
+                .or_else(|| facts.capacity_class().map(str::to_owned)),
             ..previous
         },
     };
