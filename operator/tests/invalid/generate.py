@@ -206,6 +206,12 @@ def cel_cases():
                       [tol(key="k", operator="Exists", value="v")]))
         cases.append((f"{s}-toleration-seconds-not-no-execute", f"{tp}.tolerationSeconds", "allowed only with effect NoExecute",
                       [tol(key="k", operator="Exists", effect="NoSchedule", tolerationSeconds=60)]))
+        long_prefix = ".".join(["a" * 63] * 4) + "/k"  # a 255-character prefix: each part is a valid label
+        cases.append((f"{s}-toleration-key-prefix-too-long", f"{tp}.key", "prefix before '/' must be at most 253",
+                      [tol(key=long_prefix, operator="Exists")]))
+        cases.append((f"{s}-node-selector-key-prefix-too-long", "spec.gpu.nodeSelector",
+                      "gpu.nodeSelector: every key must be a qualified name",
+                      [base(kind, gpu={"count": 1, "nodeSelector": {long_prefix: "x"}})]))
         cases.append((f"{s}-node-selector-key", "spec.gpu.nodeSelector", "gpu.nodeSelector: every key must be a qualified name",
                       [base(kind, gpu={"count": 1, "nodeSelector": {"a b": "x"}})]))
         cases.append((f"{s}-node-selector-value", "spec.gpu.nodeSelector", "gpu.nodeSelector: every value must be a label value",

@@ -64,18 +64,39 @@ pub fn unique(field: &str, key: &str, what: &str) -> Rule {
 
 /// Kubernetes' `IsQualifiedName` (label keys, resource names) as an RE2 pattern for CEL `matches()`: an optional
 /// DNS-subdomain prefix and `/`, then 1-63 characters of `[-A-Za-z0-9_.]`, alphanumeric at both ends. (The
-/// prefix's own limit of 253 characters is not checked; `[.]` avoids backslashes inside CEL strings.)
+/// prefix's own limit of 253 characters is [`PREFIX_WITHIN_LIMIT`]'s; `[.]` avoids backslashes inside CEL strings.)
 pub const QUALIFIED_NAME: &str = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
 
-/// Rule on a parent: every key of its map `field` is a qualified name ([`QUALIFIED_NAME`]). `what` is the map's
+/// CEL on a string `{}` holding a qualified name: its DNS prefix, when it has one, is at most 253 characters
+/// (`validation.DNS1123SubdomainMaxLength`, which `IsQualifiedName` applies to the part before `/`); `indexOf` is
+/// Kubernetes' CEL strings library.
+pub const PREFIX_WITHIN_LIMIT: &str = "{}.indexOf('/') <= 253";
+
+/// Rule on a parent: its optional string `field`, a qualified name the schema's `pattern` checks, has a DNS prefix of
+/// at most 253 characters ([`PREFIX_WITHIN_LIMIT`]; a pattern cannot count the prefix alone). `what` is the field's
+/// path in the message.
+pub fn prefix_within_limit(field: &str, what: &str) -> Rule {
+    Rule::new(format!(
+        "!has(self.{field}) || {}",
+        PREFIX_WITHIN_LIMIT.replace("{}", &format!("self.{field}"))
+    ))
+    .message(Message::Message(format!(
+        "{what}: the DNS prefix before '/' must be at most 253 characters: shorten it"
+    )))
+    .field_path(format!(".{field}"))
+}
+
+/// Rule on a parent: every key of its map `field` is a qualified name ([`QUALIFIED_NAME`], [`PREFIX_WITHIN_LIMIT`]). `what` is the map's
 /// path in the message and `example` a valid key.
 pub fn qualified_keys(field: &str, what: &str, example: &str) -> Rule {
     Rule::new(format!(
-        "!has(self.{field}) || self.{field}.all(k, k.matches('{QUALIFIED_NAME}'))"
+        "!has(self.{field}) || self.{field}.all(k, k.matches('{QUALIFIED_NAME}') && {})",
+        PREFIX_WITHIN_LIMIT.replace("{}", "k")
     ))
     .message(Message::Message(format!(
-        "{what}: every key must be a qualified name ({example}: an optional DNS prefix and '/', then at most 63 \
-         letters, digits, '-', '_' or '.', starting and ending with a letter or digit): fix the key"
+        "{what}: every key must be a qualified name ({example}: an optional DNS prefix of at most 253 characters \
+         and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit): fix \
+         the key"
     )))
     .field_path(format!(".{field}"))
 }

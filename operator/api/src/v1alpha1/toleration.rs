@@ -32,6 +32,7 @@ pub enum TaintEffect {
 #[x_kube(validation = Rule::new("(has(self.key) && self.key != '') || (has(self.operator) && self.operator == 'Exists')").message(Message::Message("tolerations[].operator must be Exists when key is empty (an empty key with Exists tolerates every taint): set key, or operator: Exists".into())).field_path(".operator"))]
 #[x_kube(validation = Rule::new("!has(self.operator) || self.operator != 'Exists' || !has(self.value) || self.value == ''").message(Message::Message("tolerations[].value must be empty when operator is Exists: remove value, or use operator: Equal".into())).field_path(".value"))]
 #[x_kube(validation = Rule::new("!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')").message(Message::Message("tolerations[].tolerationSeconds is allowed only with effect NoExecute: set effect: NoExecute or remove tolerationSeconds".into())).field_path(".tolerationSeconds"))]
+#[x_kube(validation = super::rules::prefix_within_limit("key", "tolerations[].key"))]
 pub struct Toleration {
     /// Taint key, a qualified name (`nvidia.com/gpu`); absent with `operator: Exists` tolerates everything.
     #[serde(skip_serializing_if = "Option::is_none")]

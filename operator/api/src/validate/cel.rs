@@ -57,3 +57,39 @@ fn compiled(kind: &str) -> Option<&'static kube_cel::CompiledSchema> {
     let slots = COMPILED.get_or_init(|| all.iter().map(|_| OnceLock::new()).collect());
     Some(slots[index].get_or_init(|| kube_cel::compile_schema(&all[index].1)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A qualified name whose DNS prefix is `len` characters long (labels of 63 characters and a shorter last one).
+    fn prefixed(len: usize) -> String {
+        let labels = std::iter::repeat_n("a".repeat(63), len / 64);
+        let mut prefix: Vec<String> = labels.collect();
+        prefix.push("b".repeat(len - prefix.len() * 64));
+        format!("{}/k", prefix.join("."))
+    }
+
+    fn run_with(key: &str) -> Value {
+        json!({"apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun", "metadata": {"name": "r"},
+            "spec": {"container": {"image": "i"}, "gpu": {"count": 1,
+                "tolerations": [{"key": key, "operator": "Exists"}], "nodeSelector": {key: "x"}}}})
+    }
+
+    // Kubernetes' IsQualifiedName takes a 253-character prefix (DNS1123SubdomainMaxLength) and refuses a longer one.
+    #[test]
+    fn a_qualified_name_takes_a_prefix_of_253_characters_and_no_more() {
+        assert_eq!(prefixed(253).find('/'), Some(253));
+        assert_eq!(validate_manifest(&run_with(&prefixed(253))), Vec::new());
+        let paths: Vec<String> = validate_manifest(&run_with(&prefixed(254)))
+            .into_iter()
+            .map(|e| e.path)
+            .collect();
+        assert_eq!(
+            paths,
+            ["spec.gpu.nodeSelector", "spec.gpu.tolerations[0].key"],
+            "both rules refuse a 254-character prefix"
+        );
+    }
+}
