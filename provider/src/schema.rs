@@ -345,7 +345,9 @@ pub fn provider_schema() -> Schema {
                 Attribute::optional(
                     "field_manager",
                     s,
-                    "Server-side apply field manager (default `terraform-modelfleet`).",
+                    "Server-side apply field manager (default `terraform-modelfleet`). Keep a name starting \
+                     `terraform`: the Slack bot tells people to change a field Terraform owns in the configuration \
+                     only when its manager's name starts so.",
                 ),
                 Attribute::optional(
                     "force_conflicts",

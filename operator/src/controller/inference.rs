@@ -442,7 +442,8 @@ async fn refuse(
 
 /// After a failed step: `Ready=False, ReconcileError` with the error, other conditions kept (best effort: the error
 /// itself is what the caller returns). A service that never reconciled gets its `status.effective` from render's
-/// facts, so the `Intent` printer column is never empty; an earlier one is kept (the spec's change was not applied).
+/// facts, so the `Intent` printer column is never empty; an earlier one is kept (it describes the last reconcile that
+/// succeeded; this one may have applied some children before it failed).
 async fn report_error(ctx: &Context, isvc: &InferenceService, error: &Error) {
     let Ok(owner) = Owner::of(isvc) else { return };
     let previous = isvc.status.clone().unwrap_or_default();

@@ -5,8 +5,9 @@ use super::authz::Refusal;
 use super::blocks::{self, Reply};
 
 /// Whether a field manager is Terraform's: any name starting `terraform` in any case. The Model Fleet provider's
-/// default is `terraform-modelfleet` and its `field_manager` setting takes any name (teams pick
-/// `terraform-<team>`); hashicorp/kubernetes' `kubernetes_manifest` writes as `Terraform`.
+/// default is `terraform-modelfleet`; its `field_manager` setting takes any name, and its description asks for one
+/// starting `terraform` (a name such as `ml-platform` gets the generic advice); hashicorp/kubernetes'
+/// `kubernetes_manifest` writes as `Terraform`.
 fn is_terraform(manager: &str) -> bool {
     manager
         .get(..9)
