@@ -342,6 +342,11 @@ resource "modelfleet_inference" "big" {{
         text.contains("pods Unschedulable: no node of class 141gi"),
         "{text}"
     );
+    // A node of the class may still come (a capacity provider adds one): waiting longer is the advice.
+    assert!(
+        text.contains("Raise the timeouts block to wait longer"),
+        "{text}"
+    );
     // The object exists and is in state, tainted: the next plan replaces it, never creates a
     // second one.
     assert!(get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "big").is_some());

@@ -58,6 +58,19 @@ fn ready_for_this_generation(object: &Json) -> Option<(&str, &str)> {
     })
 }
 
+/// The advice after a wait timed out on `missing`, the last [`WaitState::Waiting`] message. A stalled rollout or run
+/// (Ready's message says `rollout stalled:` or `run stalled:`: pods the API server refuses or the kubelet cannot
+/// start, docs/CONDITIONS.md) waits for a change, so a longer wait is not the advice; anything else (pods
+/// Unschedulable while a capacity provider adds a node, a model still loading) may only need more time.
+pub fn timeout_advice(missing: &str) -> &'static str {
+    if missing.contains("rollout stalled:") || missing.contains("run stalled:") {
+        "Fix what it names: a stalled rollout or run waits for a change (the image, a setting, the namespace's \
+         policy, a quota others hold), so a longer timeout alone does not help."
+    } else {
+        "Raise the timeouts block to wait longer."
+    }
+}
+
 /// `Failed` when the operator refused the current generation.
 fn refused(object: &Json) -> Option<WaitState> {
     let (reason, message) = ready_for_this_generation(object)?;
@@ -180,5 +193,27 @@ mod tests {
             check::<Inference>(NONE, &refused, &Value::Null),
             WaitState::Done
         );
+    }
+
+    #[test]
+    fn a_timeout_on_a_stall_says_to_fix_it_not_to_wait_longer() {
+        for stalled in [
+            "not Ready: Progressing: rollout stalled: pod chat-1 container main: cannot pull image \"x\": not found",
+            "phase is Pending, not Succeeded (run stalled: the Job cannot create pods: exceeded quota: gpu)",
+        ] {
+            assert!(
+                timeout_advice(stalled).starts_with("Fix what it names"),
+                "{stalled}"
+            );
+        }
+        for slow in [
+            "pods Unschedulable: no node of class 141gi (0/4 nodes are available)",
+            "not Ready: Progressing: Deployment has 0 of 1 ready replicas",
+        ] {
+            assert!(
+                timeout_advice(slow).starts_with("Raise the timeouts"),
+                "{slow}"
+            );
+        }
     }
 }

@@ -204,8 +204,9 @@ impl<K: Kind> CustomResource<K> {
                     return fail(
                         format!("Timed out waiting for {kind} {id} to be {wait_for}"),
                         format!(
-                            "After {}s: {missing}. {kept} Raise the timeouts block to wait longer.",
-                            timeout.as_secs()
+                            "After {}s: {missing}. {kept} {}",
+                            timeout.as_secs(),
+                            wait::timeout_advice(&missing)
                         ),
                     );
                 }
