@@ -194,6 +194,25 @@ fn multi_gpu_fit_status_facts() {
     assert_eq!(shm.empty_dir.unwrap().medium.as_deref(), Some("Memory"));
 }
 
+// The hunt's finding: a spec mounting its own /dev/shm on a multi-GPU pod got a second mount at that path, which the
+// API server refuses (ReconcileError at every retry). The spec's mount is kept and the operator adds none.
+#[test]
+fn a_spec_that_mounts_its_own_dev_shm_keeps_it_on_a_multi_gpu_pod() {
+    let spec = format!(
+        "{BASE}  gpu: {{count: 2}}\n  volumes:\n  - {{name: shm, mountPath: /dev/shm/, emptyDir: {{medium: Memory, sizeLimit: 8Gi}}}}\n"
+    );
+    let r = inference(&isvc(&spec), &config()).unwrap();
+    let pod = r.children.deployment.spec.unwrap().template.spec.unwrap();
+    let mounts: Vec<String> = pod.containers[0]
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|m| format!("{}={}", m.name, m.mount_path))
+        .collect();
+    assert_eq!(mounts, ["shm=/dev/shm/"]);
+    assert!(pod.volumes.unwrap().iter().all(|v| v.name != "dshm"));
+}
+
 #[test]
 fn scaled_object_only_with_triggers_and_then_no_replicas() {
     let fixed = inference(

@@ -19,6 +19,9 @@ use crate::{EnvVar, Gpu, InitContainer, PodSecurity, PodSecurityLevel, Resources
 pub(crate) const MAIN_CONTAINER: &str = "main";
 /// Name of the shared-memory volume added for multi-GPU pods.
 pub(crate) const SHM_VOLUME: &str = "dshm";
+
+/// Where [`SHM_VOLUME`] is mounted in the main container of a multi-GPU pod.
+const SHM_PATH: &str = "/dev/shm";
 /// Prefix of the operator's dataset volumes.
 pub(crate) const DATASET_VOLUME_PREFIX: &str = "dataset-";
 /// Default ServiceAccount.
@@ -172,7 +175,9 @@ fn check_reserved(inputs: &PodInputs<'_>) -> Result<(), RenderError> {
 }
 
 /// The pod's volumes, the mounts every container gets, and the main container's extra `/dev/shm` mount for
-/// multi-GPU pods (NCCL needs more shared memory than the container default).
+/// multi-GPU pods (NCCL needs more shared memory than the container default). A volume or dataset the spec mounts at
+/// `/dev/shm` itself (a memory `emptyDir` with its own `sizeLimit`, say) is kept and the operator adds none: a second
+/// mount at the same path is one the API server refuses (`volumeMounts[].mountPath: must be unique`).
 struct Mounts {
     volumes: Vec<KVolume>,
     shared: Vec<VolumeMount>,
@@ -195,7 +200,10 @@ fn mounts(inputs: &PodInputs<'_>) -> Mounts {
         shared.push(mount.clone());
     }
     let mut main = shared.clone();
-    if inputs.gpu.is_some_and(|g| g.count > 1) {
+    let spec_mounts_shm = shared
+        .iter()
+        .any(|m| m.mount_path.trim_end_matches('/') == SHM_PATH);
+    if inputs.gpu.is_some_and(|g| g.count > 1) && !spec_mounts_shm {
         volumes.push(KVolume {
             name: SHM_VOLUME.to_string(),
             empty_dir: Some(EmptyDirVolumeSource {
@@ -206,7 +214,7 @@ fn mounts(inputs: &PodInputs<'_>) -> Mounts {
         });
         main.push(VolumeMount {
             name: SHM_VOLUME.to_string(),
-            mount_path: "/dev/shm".to_string(),
+            mount_path: SHM_PATH.to_string(),
             ..Default::default()
         });
     }
