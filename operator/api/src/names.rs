@@ -122,6 +122,16 @@ pub const MAX_SUBDOMAIN_LEN: usize = 253;
 pub const DNS_SUBDOMAIN_PATTERN: &str =
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
 
+/// The CRD schema's `pattern` of a label value (`gpu.products[]`, a toleration's `value`): Kubernetes'
+/// `IsValidLabelValue`, empty or `[-A-Za-z0-9_.]` alphanumeric at both ends; the length (at most 63) is the field's
+/// own `maxLength`.
+pub const LABEL_VALUE_PATTERN: &str = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$";
+
+/// The CRD schema's `pattern` of a container `image`: no whitespace at either end, which Kubernetes refuses on the
+/// pod (`validateContainerCommon`: "must not have leading or trailing whitespace"), after the Deployment or Job
+/// that carries it was accepted, so the workload never got a pod.
+pub const IMAGE_PATTERN: &str = r"^\S(.*\S)?$";
+
 /// The CRD schema's `pattern` of a namespace or another DNS-1123 label field (container and volume names; the length,
 /// at most 63, is the field's own `maxLength`): Kubernetes' `dns1123LabelFmt`, anchored.
 pub const DNS_LABEL_PATTERN: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
@@ -237,6 +247,25 @@ mod tests {
         }
         for key in ["", ".", "..", "..a", "a b", "a/b", "é"] {
             assert!(!pattern.is_match(key), "{key:?} is not a valid key");
+        }
+    }
+
+    // Each case checked against IsValidLabelValue and validateContainerCommon's TrimSpace check (Kubernetes v1.35.4).
+    #[test]
+    fn label_value_and_image_patterns_follow_kubernetes() {
+        let label = regex::Regex::new(LABEL_VALUE_PATTERN).unwrap();
+        for good in ["", "a", "NVIDIA-A100-SXM4-80GB", "a.b_c-d", "0"] {
+            assert!(label.is_match(good), "{good:?}");
+        }
+        for bad in ["NVIDIA A100", "a/b", "-a", "a-", "_a", "a."] {
+            assert!(!label.is_match(bad), "{bad:?}");
+        }
+        let image = regex::Regex::new(IMAGE_PATTERN).unwrap();
+        for good in ["a", "python:3.12-slim", "ghcr.io/org/img@sha256:abc"] {
+            assert!(image.is_match(good), "{good:?}");
+        }
+        for bad in [" img", "img ", "img\t", "\nimg", " "] {
+            assert!(!image.is_match(bad), "{bad:?}");
         }
     }
 

@@ -349,6 +349,12 @@ def pattern_cases():
              [base(kind, volumes=[{"name": "v", "mountPath": "/v", "secret": {"secretName": "My_Secret"}}])]),
             (f"{s}-volume-config-map-name-pattern", "spec.volumes[0].configMap.name", "should match",
              [base(kind, volumes=[{"name": "v", "mountPath": "/v", "configMap": {"name": "Settings"}}])]),
+            (f"{s}-gpu-product-pattern", "spec.gpu.products[0]", "should match",
+             [base(kind, gpu={"count": 1, "products": ["NVIDIA A100 80GB"]})]),
+            (f"{s}-container-image-pattern", "spec.container.image", "should match",
+             [base(kind, container={"image": " python:3.12 "})]),
+            (f"{s}-init-image-pattern", "spec.initContainers[0].image", "should match",
+             [base(kind, initContainers=[{"name": "fetch", "image": "busybox\t"}])]),
             (f"{s}-volume-claim-name-pattern", "spec.volumes[0].persistentVolumeClaim.claimName", "should match",
              [base(kind, volumes=[{"name": "v", "mountPath": "/v", "persistentVolumeClaim": {"claimName": "data/1"}}])]),
         ]

@@ -120,7 +120,10 @@ pub struct InitContainer {
     )]
     pub name: String,
     /// Image reference, e.g. `python:3.12-slim`.
-    #[schemars(length(min = 1, max = 512))]
+    #[schemars(
+        length(min = 1, max = 512),
+        regex(pattern = crate::names::IMAGE_PATTERN)
+    )]
     pub image: String,
     /// Entrypoint override.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -414,7 +417,10 @@ pub struct Gpu {
     /// Exact `nvidia.com/gpu.product` node label values, any of (no prefix match: MIG and
     /// time-sliced nodes carry suffixed names).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 16), inner(length(min = 1, max = 63)))]
+    #[schemars(
+        length(max = 16),
+        inner(length(min = 1, max = 63), regex(pattern = crate::names::LABEL_VALUE_PATTERN))
+    )]
     pub products: Option<Vec<String>>,
     /// Extended resource name of the device, a qualified name with a domain (`example.com/device`); absent means
     /// `nvidia.com/gpu`.

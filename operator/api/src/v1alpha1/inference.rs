@@ -50,7 +50,10 @@ pub struct StartupProbe {
 #[x_kube(validation = super::rules::unique("env", "name", "container.env"))]
 pub struct ServingContainer {
     /// Image reference, e.g. `vllm/vllm-openai:v0.8.5`.
-    #[schemars(length(min = 1, max = 512))]
+    #[schemars(
+        length(min = 1, max = 512),
+        regex(pattern = crate::names::IMAGE_PATTERN)
+    )]
     pub image: String,
     /// Entrypoint override.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -50,7 +50,7 @@ pub struct Toleration {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(
         length(max = 63),
-        regex(pattern = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+        regex(pattern = crate::names::LABEL_VALUE_PATTERN)
     )]
     pub value: Option<String>,
     /// Effect to tolerate; absent means all effects.

@@ -41,7 +41,10 @@ pub const TRAINING_IMMUTABLE_FIELDS: &[&str] = &[
 #[x_kube(validation = super::rules::unique("env", "name", "container.env"))]
 pub struct TrainingContainer {
     /// Image reference, e.g. `pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime`.
-    #[schemars(length(min = 1, max = 512))]
+    #[schemars(
+        length(min = 1, max = 512),
+        regex(pattern = crate::names::IMAGE_PATTERN)
+    )]
     pub image: String,
     /// Entrypoint override.
     #[serde(skip_serializing_if = "Option::is_none")]
