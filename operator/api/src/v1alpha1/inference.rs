@@ -255,8 +255,9 @@ pub struct ParentRef {
 }
 
 /// Exposure through a Gateway API HTTPRoute (TLS stays with the Gateway's admin).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema, Default)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!has(self.pathPrefix) || !(self.pathPrefix.contains('//') || self.pathPrefix.contains('/./') || self.pathPrefix.contains('/../') || self.pathPrefix.contains('%2f') || self.pathPrefix.contains('%2F') || self.pathPrefix.endsWith('/.') || self.pathPrefix.endsWith('/..'))").message(Message::Message("gateway.pathPrefix: must not contain '//', '/./', '/../' or an encoded slash (%2f), nor end with '/.' or '/..' (Gateway API's HTTPRoute path rules): write the path in its plain form, e.g. /models/llama".into())).field_path(".pathPrefix"))]
 pub struct Gateway {
     /// Host names the route matches, e.g. `model.localhost`; the first one forms `status.url`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -270,9 +271,13 @@ pub struct Gateway {
         )
     )]
     pub hostnames: Option<Vec<String>>,
-    /// Path prefix routed to the model; absent means `/`.
+    /// Path prefix routed to the model; absent means `/`. An absolute path of the characters Gateway API's HTTPRoute
+    /// takes in a path match (RFC 3986 path characters and `%XX` escapes), in its plain form (see the rule above).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 1024), regex(pattern = r"^/"))]
+    #[schemars(
+        length(min = 1, max = 1024),
+        regex(pattern = r"^/([-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$")
+    )]
     pub path_prefix: Option<String>,
     /// Whether the Gateway strips `pathPrefix` before the request reaches the model (`/qwen-7b/v1/models` arrives as
     /// `/v1/models`): several models behind one hostname, each under its own prefix, while every server keeps
