@@ -225,6 +225,13 @@ def cel_cases():
                 path = "spec.initContainers[0].resources"
             cases.append((f"{s}-{where}-{field}-key", f"{path}.{field}", f"resources.{field}: every key must be a qualified name",
                           [doc]))
+            typo = {field: {"memroy": "1Gi"}}
+            if where == "container":
+                doc = base(kind, container={"image": "img", "resources": typo})
+            else:
+                doc = base(kind, initContainers=[{"name": "i", "image": "img", "resources": typo}])
+            cases.append((f"{s}-{where}-{field}-not-standard", f"{path}.{field}",
+                          f"resources.{field}: a name without '/' must be cpu, memory", [doc]))
         cases.append((f"{s}-gpu-fit-needs-count", "spec.gpu.count", "gpu.count must be at least 1",
                       [base(kind, gpu={"count": 0, "fit": {"modules": [{"name": "m", "weightsGiB": 1, "placement": "sharded"}]}})]))
     i = "InferenceService"

@@ -11,7 +11,7 @@ use kube::KubeSchema;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::rules::{at_most_one, exactly_one, qualified_keys, unique};
+use super::rules::{at_most_one, container_resource_names, exactly_one, qualified_keys, unique};
 
 /// What the operator should do with a workload (DESIGN.md section 3). Absent means `automatic`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default)]
@@ -94,6 +94,8 @@ pub struct EnvVar {
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = qualified_keys("requests", "resources.requests", "cpu, memory, example.com/device"))]
 #[x_kube(validation = qualified_keys("limits", "resources.limits", "cpu, memory, example.com/device"))]
+#[x_kube(validation = container_resource_names("requests", "resources.requests"))]
+#[x_kube(validation = container_resource_names("limits", "resources.limits"))]
 pub struct Resources {
     /// Minimum resources the scheduler reserves, e.g. `cpu: "2"`, `memory: 16Gi`. GPUs are set by
     /// `gpu`, not here.

@@ -86,6 +86,22 @@ pub fn prefix_within_limit(field: &str, what: &str) -> Rule {
     .field_path(format!(".{field}"))
 }
 
+/// Rule on a resource-requirements object: every key of its map `field` without a `/` is a standard container
+/// resource (`cpu`, `memory`, `ephemeral-storage`, `hugepages-<size>`: Kubernetes' `IsStandardContainerResourceName`,
+/// which `validateContainerResourceName` applies on the pod). `what` is the map's path in the message.
+pub fn container_resource_names(field: &str, what: &str) -> Rule {
+    Rule::new(format!(
+        "!has(self.{field}) || self.{field}.all(k, k.contains('/') || k in ['cpu', 'memory', 'ephemeral-storage'] \
+         || k.startsWith('hugepages-'))"
+    ))
+    .message(Message::Message(format!(
+        "{what}: a name without '/' must be cpu, memory, ephemeral-storage or hugepages-<size> (Kubernetes' standard \
+         container resources); a device is named with its domain, e.g. example.com/device (GPUs: use gpu): fix the \
+         name"
+    )))
+    .field_path(format!(".{field}"))
+}
+
 /// Rule on a parent: every key of its map `field` is a qualified name ([`QUALIFIED_NAME`], [`PREFIX_WITHIN_LIMIT`]). `what` is the map's
 /// path in the message and `example` a valid key.
 pub fn qualified_keys(field: &str, what: &str, example: &str) -> Rule {

@@ -41,43 +41,66 @@ fn amounts<'a>(obj: &'a Map<String, Value>, map: &str) -> Vec<(&'a str, &'a Valu
         .collect()
 }
 
+/// Whether `name` is an extended resource (`example.com/device`, `nvidia.com/gpu`): a name with a `/` outside the
+/// `kubernetes.io/` namespace (Kubernetes' `IsExtendedResourceName` for the names a container map can hold; the
+/// standard ones have no `/`, which a CRD rule checks). Kubernetes counts them in whole units and never overcommits
+/// them (`IsIntegerResourceName`, `IsOvercommitAllowed`).
+fn is_extended(name: &str) -> bool {
+    name.contains('/') && !name.contains("kubernetes.io/")
+}
+
 /// Checks the resource-requirements object `obj` at `path` when `schema` is one ([`is_resources`]): each error at
-/// the quantity's own path (`spec.container.resources.requests.cpu`), naming the fix.
+/// the quantity's own path (`spec.container.resources.requests.cpu`), naming the fix. The rules are
+/// `validateResourceRequirements`': no negative amount; an extended resource in whole units, its request equal to
+/// its limit when both are given; otherwise a request at most its limit.
 pub fn check(schema: &Value, obj: &Map<String, Value>, path: &str, errs: &mut Vec<FieldError>) {
     if !is_resources(schema) {
         return;
     }
     let (requests, limits) = (amounts(obj, "requests"), amounts(obj, "limits"));
+    let mut refuse = |at: String, value: &Value, why: String| {
+        errs.push(FieldError {
+            message: format!("Invalid value: {value}: {at} {why}"),
+            path: at,
+        });
+    };
     for (map, entries) in [("requests", &requests), ("limits", &limits)] {
         for (name, value, amount) in entries {
+            let at = format!("{path}.{map}.{name}");
             if *amount < Exact::ZERO {
-                let at = format!("{path}.{map}.{name}");
-                errs.push(FieldError {
-                    message: format!(
-                        "Invalid value: {value}: {at} must not be negative (Kubernetes refuses it on the pod): use 0 \
-                         or more"
-                    ),
-                    path: at,
-                });
+                let why = "must not be negative (Kubernetes refuses it on the pod): use 0 or more";
+                refuse(at, value, why.to_string());
+            } else if is_extended(name) && amount.denom() != 1 {
+                let why = format!(
+                    "must be a whole number: {name} is an extended resource, counted in units (Kubernetes refuses \
+                     a fraction on the pod)"
+                );
+                refuse(at, value, why);
             }
         }
     }
     for (name, value, request) in &requests {
-        if let Some((_, limit_value, _)) = limits
-            .iter()
-            .find(|(limit_name, _, limit)| limit_name == name && request > limit)
-        {
-            let at = format!("{path}.requests.{name}");
-            let limit_text = limit_value
-                .as_str()
-                .map_or_else(|| limit_value.to_string(), str::to_string);
-            errs.push(FieldError {
-                message: format!(
-                    "Invalid value: {value}: {at} must be less than or equal to the {name} limit of {limit_text} \
-                     (Kubernetes refuses it on the pod): lower the request or raise the limit"
-                ),
-                path: at,
-            });
+        let Some((_, limit_value, limit)) =
+            limits.iter().find(|(limit_name, ..)| limit_name == name)
+        else {
+            continue;
+        };
+        let at = format!("{path}.requests.{name}");
+        let limit_text = limit_value
+            .as_str()
+            .map_or_else(|| limit_value.to_string(), str::to_string);
+        if is_extended(name) && request != limit {
+            let why = format!(
+                "must equal the {name} limit of {limit_text} (Kubernetes never overcommits an extended resource): \
+                 set both to the same amount"
+            );
+            refuse(at, value, why);
+        } else if request > limit {
+            let why = format!(
+                "must be less than or equal to the {name} limit of {limit_text} (Kubernetes refuses it on the pod): \
+                 lower the request or raise the limit"
+            );
+            refuse(at, value, why);
         }
     }
 }
@@ -149,5 +172,39 @@ mod tests {
         let found = errors(json!({"requests": {"cpu": 2}, "limits": {"cpu": "1500m"}}));
         assert_eq!(found.len(), 2, "{found:?}");
         assert!(found[0].1.contains("the cpu limit of 1500m"), "{found:?}");
+    }
+
+    // The hunt's finding: a fraction of a device, or a device request other than its limit, passed validate, then the
+    // API server refused every pod template the operator rendered.
+    #[test]
+    fn extended_resources_are_whole_and_never_overcommitted() {
+        let found = errors(json!({"requests": {"example.com/dev": "2", "cpu": "1"},
+            "limits": {"example.com/dev": "500m", "cpu": "2"}}));
+        let main: Vec<&(String, String)> = found
+            .iter()
+            .filter(|(p, _)| p.starts_with("spec.container"))
+            .collect();
+        assert_eq!(main.len(), 2, "{found:?}");
+        assert_eq!(main[0].0, "spec.container.resources.limits.example.com/dev");
+        assert!(main[0].1.contains("must be a whole number"), "{found:?}");
+        assert_eq!(
+            main[1].0,
+            "spec.container.resources.requests.example.com/dev"
+        );
+        assert!(
+            main[1]
+                .1
+                .contains("must equal the example.com/dev limit of 500m"),
+            "{found:?}"
+        );
+        // Equal whole amounts, a native kubernetes.io/ name and a request alone pass (the operator adds the GPU
+        // limit from gpu.count, so a request without a limit is not refused here).
+        assert_eq!(
+            errors(
+                json!({"requests": {"example.com/dev": 2, "kubernetes.io/x": "0.5", "nvidia.com/gpu": 1},
+                "limits": {"example.com/dev": "2"}})
+            ),
+            []
+        );
     }
 }
