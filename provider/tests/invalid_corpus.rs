@@ -125,7 +125,7 @@ fn table(rows: &[Row]) -> String {
          (`1e3m` is refused);\n\
          - `schedule.expiresAt` must be an RFC 3339 date-time such as `2026-12-31T18:00:00Z` (the CRD's \
          `format: date-time`);\n\
-         - no quantity of `resources.requests` or `resources.limits` may be negative;\n\
+         - no quantity (`resources.requests`, `resources.limits`, `emptyDir.sizeLimit`) may be negative;\n\
          - no request may exceed the limit of the same resource;\n\
          - an extended resource (`example.com/device`) is a whole number, and its request equals its limit when \
          both are given (Kubernetes never overcommits one).\n\n\

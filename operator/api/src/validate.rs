@@ -109,6 +109,19 @@ fn invalid(path: &str, value: &Value, detail: String) -> FieldError {
     }
 }
 
+/// A negative quantity's error at `path`, naming the fix; `amount` is the parsed value (`None`: not comparable).
+fn negative(path: &str, value: &Value, amount: Option<crate::exact::Exact>) -> Option<FieldError> {
+    amount.filter(|a| *a < crate::exact::Exact::ZERO).map(|_| {
+        invalid(
+            path,
+            value,
+            format!(
+                "{path} must not be negative (Kubernetes refuses it on the pod): use 0 or more"
+            ),
+        )
+    })
+}
+
 fn type_matches(t: &str, v: &Value) -> bool {
     match t {
         "object" => v.is_object(),
@@ -135,18 +148,27 @@ fn walk(schema: &Value, value: &Value, path: &str, errs: &mut Vec<FieldError>) {
     if schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
         // Every int-or-string field of the Model Fleet API is a Kubernetes quantity (resources, sizeLimit); the
         // CRD cannot say so, and a malformed one would fail first when the child is applied.
-        // The grammar is the API server's own (`crate::quantity::check`), so what passes here decodes there.
+        // The grammar is the API server's own (`crate::quantity::check`), so what passes here decodes there. Each is
+        // an amount Kubernetes refuses below zero on the pod (`ValidateResourceQuantityValue`, and `sizeLimit`'s
+        // "must be a valid resource quantity").
         match value {
-            Value::String(text) => {
-                if let Err(err) = crate::quantity::check(text) {
-                    errs.push(invalid(
-                        path,
-                        value,
-                        format!("{path} must be a Kubernetes quantity such as 500m, 2, 1.5Gi or 1e3: {err}"),
-                    ));
-                }
+            Value::String(text) => match crate::quantity::check(text) {
+                Err(err) => errs.push(invalid(
+                    path,
+                    value,
+                    format!(
+                        "{path} must be a Kubernetes quantity such as 500m, 2, 1.5Gi or 1e3: {err}"
+                    ),
+                )),
+                Ok(()) => errs.extend(negative(path, value, crate::quantity::parse(text))),
+            },
+            _ if value.is_i64() || value.is_u64() => {
+                errs.extend(negative(
+                    path,
+                    value,
+                    crate::quantity::parse(&value.to_string()),
+                ));
             }
-            _ if value.is_i64() || value.is_u64() => {}
             _ => errs.push(invalid(
                 path,
                 value,

@@ -1,5 +1,6 @@
 //! Rules of Kubernetes' `ValidateResourceRequirements` (`pkg/apis/core/validation/validation.go`, v1.35.4) that the
-//! CRDs cannot state: no quantity is negative, and no request exceeds the limit of the same resource. The API
+//! CRDs cannot state: no request exceeds the limit of the same resource, and an extended resource is whole and not
+//! overcommitted (that no quantity is negative is the schema walk's, [`crate::validate`]). The API
 //! server checks them only on the rendered Deployment or Job (a reconcile error that never heals), so they are
 //! checked here, where the provider's `validate` and `plan` and the operator's `render -f` see them. They are not
 //! CEL rules: the API server's quantity library has no `sign()`, and a comparison of the int-or-string map values
@@ -51,8 +52,9 @@ fn is_extended(name: &str) -> bool {
 
 /// Checks the resource-requirements object `obj` at `path` when `schema` is one ([`is_resources`]): each error at
 /// the quantity's own path (`spec.container.resources.requests.cpu`), naming the fix. The rules are
-/// `validateResourceRequirements`': no negative amount; an extended resource in whole units, its request equal to
-/// its limit when both are given; otherwise a request at most its limit.
+/// `validateResourceRequirements`': an extended resource in whole units, its request equal to its limit when both
+/// are given; otherwise a request at most its limit. (No amount is negative: the schema walk checks that of every
+/// quantity, `sizeLimit` too.)
 pub fn check(schema: &Value, obj: &Map<String, Value>, path: &str, errs: &mut Vec<FieldError>) {
     if !is_resources(schema) {
         return;
@@ -66,11 +68,9 @@ pub fn check(schema: &Value, obj: &Map<String, Value>, path: &str, errs: &mut Ve
     };
     for (map, entries) in [("requests", &requests), ("limits", &limits)] {
         for (name, value, amount) in entries {
+            // A negative amount is the schema walk's (every quantity of the API).
             let at = format!("{path}.{map}.{name}");
-            if *amount < Exact::ZERO {
-                let why = "must not be negative (Kubernetes refuses it on the pod): use 0 or more";
-                refuse(at, value, why.to_string());
-            } else if is_extended(name) && amount.denom() != 1 {
+            if *amount >= Exact::ZERO && is_extended(name) && amount.denom() != 1 {
                 let why = format!(
                     "must be a whole number: {name} is an extended resource, counted in units (Kubernetes refuses \
                      a fraction on the pod)"
@@ -135,11 +135,11 @@ mod tests {
         assert_eq!(
             paths,
             [
-                "spec.container.resources.requests.cpu",
                 "spec.container.resources.limits.ephemeral-storage",
+                "spec.container.resources.requests.cpu",
                 "spec.container.resources.requests.memory",
-                "spec.initContainers[0].resources.requests.cpu",
                 "spec.initContainers[0].resources.limits.ephemeral-storage",
+                "spec.initContainers[0].resources.requests.cpu",
                 "spec.initContainers[0].resources.requests.memory",
             ],
             "{found:?}"
@@ -206,5 +206,27 @@ mod tests {
             ),
             []
         );
+    }
+
+    // The hunt's finding: a negative emptyDir sizeLimit passed validate, then the pod template was refused.
+    #[test]
+    fn a_negative_size_limit_is_refused_as_any_quantity() {
+        let schema = schema_of("TrainingRun")
+            .and_then(|s| s.pointer("/properties/spec"))
+            .unwrap();
+        let spec = |limit: serde_json::Value| {
+            json!({"container": {"image": "i"}, "volumes": [{"name": "scratch", "mountPath": "/scratch",
+                "emptyDir": {"sizeLimit": limit}}]})
+        };
+        for bad in [json!("-1Gi"), json!(-1)] {
+            let found = validate_value(schema, &spec(bad.clone()), "spec");
+            assert_eq!(found.len(), 1, "{bad}: {found:?}");
+            assert_eq!(found[0].path, "spec.volumes[0].emptyDir.sizeLimit");
+            assert!(
+                found[0].message.contains("must not be negative"),
+                "{found:?}"
+            );
+        }
+        assert!(validate_value(schema, &spec(json!("8Gi")), "spec").is_empty());
     }
 }
