@@ -69,7 +69,9 @@ pub struct KeySelector {
 // entry of one name would make the Deployment or Job unappliable (server-side apply refuses a duplicate map-list key).
 #[x_kube(validation = kube::core::Rule::new("!self.name.startsWith('MODEL_FLEET_')").message(kube::core::Message::Message("env[].name: names starting MODEL_FLEET_ are reserved for the variables the operator sets in every container it renders (MODEL_FLEET_MODEL_NAME of a service, MODEL_FLEET_DATASETS_JSON of a run, ...): rename the variable; command and args can read the operator's as $(MODEL_FLEET_...)".into())).field_path(".name"))]
 pub struct EnvVar {
-    /// Variable name: letters, digits, `_`, `-` and `.`, not starting with a digit (Kubernetes' env name rule).
+    /// Variable name: letters, digits, `_`, `-` and `.`, not starting with a digit: Kubernetes' strict env name rule,
+    /// which every cluster version takes (clusters from 1.32 also take any printable ASCII but `=` by default; a name
+    /// only those take would break the same spec on an older cluster).
     /// Names starting `MODEL_FLEET_` are reserved for the variables the operator sets, and are refused.
     #[schemars(
         length(min = 1, max = 128),
