@@ -195,22 +195,34 @@ fn multi_gpu_fit_status_facts() {
 }
 
 // The hunt's finding: a spec mounting its own /dev/shm on a multi-GPU pod got a second mount at that path, which the
-// API server refuses (ReconcileError at every retry). The spec's mount is kept and the operator adds none.
+// API server refuses (ReconcileError at every retry). A writable emptyDir there is kept and the operator adds none;
+// anything else there is refused at render, naming the field.
 #[test]
 fn a_spec_that_mounts_its_own_dev_shm_keeps_it_on_a_multi_gpu_pod() {
-    let spec = format!(
-        "{BASE}  gpu: {{count: 2}}\n  volumes:\n  - {{name: shm, mountPath: /dev/shm/, emptyDir: {{medium: Memory, sizeLimit: 8Gi}}}}\n"
+    let with = |volume: &str| format!("{BASE}  gpu: {{count: 2}}\n  volumes:\n  - {volume}\n");
+    for path in ["/dev/shm", "/dev/shm/"] {
+        let spec = with(&format!(
+            "{{name: shm, mountPath: {path}, emptyDir: {{medium: Memory, sizeLimit: 8Gi}}}}"
+        ));
+        let r = inference(&isvc(&spec), &config()).unwrap();
+        let pod = r.children.deployment.spec.unwrap().template.spec.unwrap();
+        let mounts: Vec<String> = pod.containers[0]
+            .volume_mounts
+            .iter()
+            .flatten()
+            .map(|m| format!("{}={}", m.name, m.mount_path))
+            .collect();
+        assert_eq!(mounts, [format!("shm={path}")]);
+        assert!(pod.volumes.unwrap().iter().all(|v| v.name != "dshm"));
+    }
+    let claim =
+        with("{name: shm, mountPath: /dev/shm, persistentVolumeClaim: {claimName: scratch}}");
+    let refused = inference(&isvc(&claim), &config()).expect_err("refused");
+    assert!(
+        refused.to_string().contains("spec.volumes[].mountPath")
+            && refused.to_string().contains("writable emptyDir"),
+        "{refused}"
     );
-    let r = inference(&isvc(&spec), &config()).unwrap();
-    let pod = r.children.deployment.spec.unwrap().template.spec.unwrap();
-    let mounts: Vec<String> = pod.containers[0]
-        .volume_mounts
-        .iter()
-        .flatten()
-        .map(|m| format!("{}={}", m.name, m.mount_path))
-        .collect();
-    assert_eq!(mounts, ["shm=/dev/shm/"]);
-    assert!(pod.volumes.unwrap().iter().all(|v| v.name != "dshm"));
 }
 
 #[test]

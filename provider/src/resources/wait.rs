@@ -60,10 +60,14 @@ fn ready_for_this_generation(object: &Json) -> Option<(&str, &str)> {
 
 /// The advice after a wait timed out on `missing`, the last [`WaitState::Waiting`] message. A stalled rollout or run
 /// (Ready's message says `rollout stalled:` or `run stalled:`: pods the API server refuses or the kubelet cannot
-/// start, docs/CONDITIONS.md) waits for a change, so a longer wait is not the advice; anything else (pods
+/// start, docs/CONDITIONS.md), like a reconcile that keeps failing ([`unreconciled`]'s message), waits for a
+/// change, so a longer wait is not the advice; anything else (pods
 /// Unschedulable while a capacity provider adds a node, a model still loading) may only need more time.
 pub fn timeout_advice(missing: &str) -> &'static str {
-    if missing.contains("rollout stalled:") || missing.contains("run stalled:") {
+    if missing.contains("rollout stalled:")
+        || missing.contains("run stalled:")
+        || missing.contains("the operator's reconcile of generation")
+    {
         "Fix what it names: a stalled rollout or run waits for a change (the image, a setting, the namespace's \
          policy, a quota others hold), so a longer timeout alone does not help."
     } else {
@@ -200,6 +204,8 @@ mod tests {
         for stalled in [
             "not Ready: Progressing: rollout stalled: pod chat-1 container main: cannot pull image \"x\": not found",
             "phase is Pending, not Succeeded (run stalled: the Job cannot create pods: exceeded quota: gpu)",
+            "the operator's reconcile of generation 2 fails (Ready=False, ReconcileError): apply Deployment/chat: \
+             ...; it retries with backoff",
         ] {
             assert!(
                 timeout_advice(stalled).starts_with("Fix what it names"),

@@ -136,6 +136,46 @@ fn user_volume(v: &Volume) -> KVolume {
     }
 }
 
+/// Whether `path` is `/dev/shm`, with or without a trailing slash (the kubelet mounts both at the same place).
+fn at_shared_memory(path: &str) -> bool {
+    path.trim_end_matches('/') == SHM_PATH
+}
+
+/// The spec's own writable shared memory for a multi-GPU pod: an `emptyDir` volume at `/dev/shm` (to give it a
+/// `sizeLimit`, say), which takes the place of the operator's.
+fn own_shared_memory(inputs: &PodInputs<'_>) -> bool {
+    inputs.volumes.into_iter().flatten().any(|v| {
+        at_shared_memory(&v.mount_path) && v.empty_dir.is_some() && v.read_only != Some(true)
+    })
+}
+
+/// Refuses anything else mounted at `/dev/shm` of a multi-GPU pod (a PVC, ConfigMap or Secret volume, a read-only
+/// `emptyDir`, a dataset): the pod needs writable shared memory there (NCCL), and a second mount at the path is one
+/// the API server refuses.
+fn check_shared_memory(inputs: &PodInputs<'_>) -> Result<(), RenderError> {
+    if inputs.gpu.is_none_or(|g| g.count <= 1) || own_shared_memory(inputs) {
+        return Ok(());
+    }
+    let volumes = inputs.volumes.into_iter().flatten();
+    let taken = volumes
+        .filter(|v| at_shared_memory(&v.mount_path))
+        .map(|v| ("volumes", v.mount_path.as_str()))
+        .chain(
+            (inputs.extra_volumes.iter())
+                .filter(|(_, m)| at_shared_memory(&m.mount_path))
+                .map(|(_, m)| ("datasets", m.mount_path.as_str())),
+        )
+        .next();
+    match taken {
+        Some((field, path)) => Err(RenderError::Reserved(format!(
+            "spec.{field}[].mountPath: Invalid value: {path:?}: a pod with more than one GPU gets writable shared \
+             memory at /dev/shm (NCCL needs it): mount another path, or mount a writable emptyDir (medium: Memory) \
+             there to size it yourself"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Refuses user names that collide with what the operator adds.
 fn check_reserved(inputs: &PodInputs<'_>) -> Result<(), RenderError> {
     for v in inputs.volumes.into_iter().flatten() {
@@ -175,9 +215,9 @@ fn check_reserved(inputs: &PodInputs<'_>) -> Result<(), RenderError> {
 }
 
 /// The pod's volumes, the mounts every container gets, and the main container's extra `/dev/shm` mount for
-/// multi-GPU pods (NCCL needs more shared memory than the container default). A volume or dataset the spec mounts at
-/// `/dev/shm` itself (a memory `emptyDir` with its own `sizeLimit`, say) is kept and the operator adds none: a second
-/// mount at the same path is one the API server refuses (`volumeMounts[].mountPath: must be unique`).
+/// multi-GPU pods (NCCL needs more shared memory than the container default). A writable `emptyDir` the spec mounts
+/// at `/dev/shm` itself (with its own `sizeLimit`, say) is kept and the operator adds none; anything else there was
+/// refused by [`check_shared_memory`].
 struct Mounts {
     volumes: Vec<KVolume>,
     shared: Vec<VolumeMount>,
@@ -200,10 +240,7 @@ fn mounts(inputs: &PodInputs<'_>) -> Mounts {
         shared.push(mount.clone());
     }
     let mut main = shared.clone();
-    let spec_mounts_shm = shared
-        .iter()
-        .any(|m| m.mount_path.trim_end_matches('/') == SHM_PATH);
-    if inputs.gpu.is_some_and(|g| g.count > 1) && !spec_mounts_shm {
+    if inputs.gpu.is_some_and(|g| g.count > 1) && !own_shared_memory(inputs) {
         volumes.push(KVolume {
             name: SHM_VOLUME.to_string(),
             empty_dir: Some(EmptyDirVolumeSource {
@@ -311,6 +348,7 @@ fn init_containers(inputs: &PodInputs<'_>, mounts: &[VolumeMount]) -> Vec<Contai
 /// Builds the pod spec. Errors: user names that collide with what the operator adds.
 pub(crate) fn pod_spec(inputs: PodInputs<'_>) -> Result<PodSpec, RenderError> {
     check_reserved(&inputs)?;
+    check_shared_memory(&inputs)?;
     let gpu_placement = inputs
         .gpu
         .map(|g| placement(g, inputs.budget))

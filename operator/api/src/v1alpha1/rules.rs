@@ -88,16 +88,17 @@ pub fn prefix_within_limit(field: &str, what: &str) -> Rule {
 
 /// Rule on a resource-requirements object: every key of its map `field` without a `/` is a standard container
 /// resource (`cpu`, `memory`, `ephemeral-storage`, `hugepages-<size>`: Kubernetes' `IsStandardContainerResourceName`,
-/// which `validateContainerResourceName` applies on the pod). `what` is the map's path in the message.
+/// which `validateContainerResourceName` applies on the pod), and no key starts `requests.` (a quota's name, never an
+/// extended resource: `IsExtendedResourceName`). `what` is the map's path in the message.
 pub fn container_resource_names(field: &str, what: &str) -> Rule {
     Rule::new(format!(
-        "!has(self.{field}) || self.{field}.all(k, k.contains('/') || k in ['cpu', 'memory', 'ephemeral-storage'] \
-         || k.startsWith('hugepages-'))"
+        "!has(self.{field}) || self.{field}.all(k, (k.contains('/') && !k.startsWith('requests.')) || k in ['cpu', \
+         'memory', 'ephemeral-storage'] || k.startsWith('hugepages-'))"
     ))
     .message(Message::Message(format!(
         "{what}: a name without '/' must be cpu, memory, ephemeral-storage or hugepages-<size> (Kubernetes' standard \
-         container resources); a device is named with its domain, e.g. example.com/device (GPUs: use gpu): fix the \
-         name"
+         container resources), and none starts with requests. (a quota's name); a device is named with its domain, \
+         e.g. example.com/device (GPUs: use gpu): fix the name"
     )))
     .field_path(format!(".{field}"))
 }

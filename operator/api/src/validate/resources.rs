@@ -50,10 +50,24 @@ fn is_extended(name: &str) -> bool {
     name.contains('/') && !name.contains("kubernetes.io/")
 }
 
+/// Whether a request of `name` may be below its limit: Kubernetes' `IsOvercommitAllowed`, a native resource that is
+/// not huge pages (extended resources and `hugepages-<size>` are never overcommitted).
+fn overcommit_allowed(name: &str) -> bool {
+    !is_extended(name) && !name.starts_with("hugepages-")
+}
+
+/// Whether `amount` is whole as Kubernetes counts it: `MilliValue() % 1000 == 0`, the milli value rounded up (so
+/// `0.9999999` counts as 1, as on the API server); an amount too large to multiply is left to the API server.
+fn is_whole(amount: Exact) -> bool {
+    amount
+        .checked_mul(Exact::int(1000))
+        .is_none_or(|milli| milli.ceil() % 1000 == 0)
+}
+
 /// Checks the resource-requirements object `obj` at `path` when `schema` is one ([`is_resources`]): each error at
 /// the quantity's own path (`spec.container.resources.requests.cpu`), naming the fix. The rules are
-/// `validateResourceRequirements`': an extended resource in whole units, its request equal to its limit when both
-/// are given; otherwise a request at most its limit. (No amount is negative: the schema walk checks that of every
+/// `validateResourceRequirements`': an extended resource in whole units; the request of an extended resource or of
+/// huge pages equal to its limit when both are given; otherwise a request at most its limit. (No amount is negative: the schema walk checks that of every
 /// quantity, `sizeLimit` too.)
 pub fn check(schema: &Value, obj: &Map<String, Value>, path: &str, errs: &mut Vec<FieldError>) {
     if !is_resources(schema) {
@@ -70,7 +84,7 @@ pub fn check(schema: &Value, obj: &Map<String, Value>, path: &str, errs: &mut Ve
         for (name, value, amount) in entries {
             // A negative amount is the schema walk's (every quantity of the API).
             let at = format!("{path}.{map}.{name}");
-            if *amount >= Exact::ZERO && is_extended(name) && amount.denom() != 1 {
+            if *amount >= Exact::ZERO && is_extended(name) && !is_whole(*amount) {
                 let why = format!(
                     "must be a whole number: {name} is an extended resource, counted in units (Kubernetes refuses \
                      a fraction on the pod)"
@@ -89,10 +103,10 @@ pub fn check(schema: &Value, obj: &Map<String, Value>, path: &str, errs: &mut Ve
         let limit_text = limit_value
             .as_str()
             .map_or_else(|| limit_value.to_string(), str::to_string);
-        if is_extended(name) && request != limit {
+        if !overcommit_allowed(name) && request != limit {
             let why = format!(
-                "must equal the {name} limit of {limit_text} (Kubernetes never overcommits an extended resource): \
-                 set both to the same amount"
+                "must equal the {name} limit of {limit_text} (Kubernetes never overcommits an extended resource or \
+                 huge pages): set both to the same amount"
             );
             refuse(at, value, why);
         } else if request > limit {
@@ -197,8 +211,8 @@ mod tests {
                 .contains("must equal the example.com/dev limit of 500m"),
             "{found:?}"
         );
-        // Equal whole amounts, a native kubernetes.io/ name and a request alone pass (the operator adds the GPU
-        // limit from gpu.count, so a request without a limit is not refused here).
+        // Equal whole amounts, a native kubernetes.io/ name and a request alone pass. (Kubernetes wants a limit beside
+        // such a request; this check does not see `gpu`, whose limit render adds, so it leaves that to the API server.)
         assert_eq!(
             errors(
                 json!({"requests": {"example.com/dev": 2, "kubernetes.io/x": "0.5", "nvidia.com/gpu": 1},
@@ -228,5 +242,28 @@ mod tests {
             );
         }
         assert!(validate_value(schema, &spec(json!("8Gi")), "spec").is_empty());
+    }
+
+    // The review's findings: huge pages are never overcommitted either, and a whole unit is counted as Kubernetes
+    // counts it (the milli value rounded up).
+    #[test]
+    fn huge_pages_are_not_overcommitted_and_whole_units_round_like_kubernetes() {
+        let found = errors(
+            json!({"requests": {"hugepages-2Mi": "2Mi", "memory": "1Gi"},
+            "limits": {"hugepages-2Mi": "4Mi", "memory": "1Gi"}}),
+        );
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(
+            found[0]
+                .1
+                .contains("must equal the hugepages-2Mi limit of 4Mi"),
+            "{found:?}"
+        );
+        assert_eq!(
+            errors(
+                json!({"requests": {"example.com/dev": "0.9999999"}, "limits": {"example.com/dev": "0.9999999"}})
+            ),
+            []
+        );
     }
 }
