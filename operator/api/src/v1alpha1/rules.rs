@@ -103,8 +103,8 @@ pub fn container_resource_names(field: &str, what: &str) -> Rule {
     .field_path(format!(".{field}"))
 }
 
-/// Rule on a parent: every key of its map `field` is a qualified name ([`QUALIFIED_NAME`], [`PREFIX_WITHIN_LIMIT`]). `what` is the map's
-/// path in the message and `example` a valid key.
+/// Rule on a parent: every key of its map `field` is a qualified name ([`QUALIFIED_NAME`], [`PREFIX_WITHIN_LIMIT`]).
+/// `what` is the map's path in the message and `example` a valid key.
 pub fn qualified_keys(field: &str, what: &str, example: &str) -> Rule {
     Rule::new(format!(
         "!has(self.{field}) || self.{field}.all(k, k.matches('{QUALIFIED_NAME}') && {})",

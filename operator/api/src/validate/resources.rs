@@ -67,8 +67,8 @@ fn is_whole(amount: Exact) -> bool {
 /// Checks the resource-requirements object `obj` at `path` when `schema` is one ([`is_resources`]): each error at
 /// the quantity's own path (`spec.container.resources.requests.cpu`), naming the fix. The rules are
 /// `validateResourceRequirements`': an extended resource in whole units; the request of an extended resource or of
-/// huge pages equal to its limit when both are given; otherwise a request at most its limit. (No amount is negative: the schema walk checks that of every
-/// quantity, `sizeLimit` too.)
+/// huge pages equal to its limit when both are given; otherwise a request at most its limit. (No amount is
+/// negative: the schema walk checks that of every quantity, `sizeLimit` too.)
 pub fn check(schema: &Value, obj: &Map<String, Value>, path: &str, errs: &mut Vec<FieldError>) {
     if !is_resources(schema) {
         return;
