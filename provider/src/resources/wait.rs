@@ -60,9 +60,10 @@ fn ready_for_this_generation(object: &Json) -> Option<(&str, &str)> {
 
 /// The advice after a wait timed out on `missing`, the last [`WaitState::Waiting`] message. A stalled rollout or run
 /// (Ready's message says `rollout stalled:` or `run stalled:`: pods the API server refuses or the kubelet cannot
-/// start, docs/CONDITIONS.md), like a reconcile that keeps failing ([`unreconciled`]'s message), waits for a
-/// change, so a longer wait is not the advice; anything else (pods
-/// Unschedulable while a capacity provider adds a node, a model still loading) may only need more time.
+/// start, docs/CONDITIONS.md), like a reconcile that keeps failing ([`unreconciled`]'s message), waits for a change,
+/// so a longer wait is not the advice; anything else (pods Unschedulable while a capacity provider adds a node, a
+/// model still loading) may only need more time. It reads those words from the message: the operator's (documented
+/// in CONDITIONS.md) and this module's own.
 pub fn timeout_advice(missing: &str) -> &'static str {
     if missing.contains("rollout stalled:")
         || missing.contains("run stalled:")
