@@ -225,6 +225,23 @@ fn a_spec_that_mounts_its_own_dev_shm_keeps_it_on_a_multi_gpu_pod() {
     );
 }
 
+// The hunt's finding: `nvidia.com/gpu` in `resources` beside `gpu.count` got its limit replaced by `gpu.count` and
+// kept its request, which the API server refuses (request != limit). The CRD now refuses the name there; a spec stored
+// before that rule renders with `gpu` as the authority: its limit, and no request of its own.
+#[test]
+fn gpu_sets_the_gpu_resource_over_the_containers_own() {
+    let spec = format!("{BASE}  gpu: {{count: 2}}\n").replace(
+        "container: {image: img}",
+        "container: {image: img, resources: {requests: {cpu: '1', nvidia.com/gpu: '1'}, limits: {nvidia.com/gpu: '1'}}}",
+    );
+    let r = inference(&isvc(&spec), &config()).unwrap();
+    let pod = r.children.deployment.spec.unwrap().template.spec.unwrap();
+    let resources = pod.containers[0].resources.clone().unwrap();
+    let requests = resources.requests.unwrap();
+    assert_eq!(requests.keys().collect::<Vec<_>>(), ["cpu"]);
+    assert_eq!(resources.limits.unwrap()["nvidia.com/gpu"].0, "2");
+}
+
 #[test]
 fn scaled_object_only_with_triggers_and_then_no_replicas() {
     let fixed = inference(

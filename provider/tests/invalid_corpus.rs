@@ -114,11 +114,11 @@ fn table(rows: &[Row]) -> String {
          Kubernetes refuses a bad name or key in an `env` reference only on the rendered \
          pod, and takes a bad name in a volume, where the pod then waits forever for an object that cannot exist; \
          a bad Gateway namespace or listener makes the rendered HTTPRoute one the API server refuses at every \
-         retry; an allowlist entry that is not a ServiceAccount name can never match a run. Five more checks have no case in the table; \
+         retry; an allowlist entry that is not a ServiceAccount name can never match a run. Six more checks have no case in the table; \
          `render -f` and the provider's `validate` and `plan` refuse them on the field, naming the fix (unit tests \
          in `operator/api/src/quantity/tests.rs`, `operator/api/src/validate/format.rs` and \
          `operator/api/src/validate/resources.rs`). The API server checks the date-time on the custom resource; \
-         the other four it refuses only on the rendered Deployment or Job (a reconcile error that never heals), \
+         the other five it refuses only on the rendered Deployment or Job (a reconcile error that never heals), \
          as the CRD cannot state them within the API server's CEL cost budget:\n\n\
          - a quantity (`resources`, `emptyDir.sizeLimit`) must follow Kubernetes' grammar \
          `<sign><number><suffix>`: one suffix (`Ki`..`Ei`, `n`..`E`) or one decimal exponent (`e3`), never both \
@@ -128,7 +128,10 @@ fn table(rows: &[Row]) -> String {
          - no quantity (`resources.requests`, `resources.limits`, `emptyDir.sizeLimit`) may be negative;\n\
          - no request may exceed the limit of the same resource;\n\
          - an extended resource (`example.com/device`) is a whole number, and its request equals its limit when \
-         both are given (Kubernetes never overcommits one).\n\n\
+         both are given (Kubernetes never overcommits one);\n\
+         - huge pages (`hugepages-<size>`) are named by a whole, positive page size Kubernetes can read (`2Mi`, \
+         `1Gi`), come in whole pages (`hugepages-2Mi: 3Mi` is refused) and, like an extended resource, have a \
+         request equal to their limit.\n\n\
          | case | kind | field | rule | message | Terraform |\n| --- | --- | --- | --- | --- | --- |\n",
     );
     for row in rows {

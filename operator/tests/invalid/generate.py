@@ -216,22 +216,35 @@ def cel_cases():
                       [base(kind, gpu={"count": 1, "nodeSelector": {"a b": "x"}})]))
         cases.append((f"{s}-node-selector-value", "spec.gpu.nodeSelector", "gpu.nodeSelector: every value must be a label value",
                       [base(kind, gpu={"count": 1, "nodeSelector": {"pool": "a b"}})]))
-        for where, field in (("container", "requests"), ("container", "limits"), ("init", "requests"), ("init", "limits")):
-            resources = {field: {"cpu cores": "1"}}
+        def with_resources(where, resources, **spec):
+            """A spec whose main (`container`) or first init (`init`) container has `resources`, and its path."""
             if where == "container":
-                doc, path = base(kind, container={"image": "img", "resources": resources}), "spec.container.resources"
-            else:
-                doc = base(kind, initContainers=[{"name": "i", "image": "img", "resources": resources}])
-                path = "spec.initContainers[0].resources"
+                return base(kind, container={"image": "img", "resources": resources}, **spec), "spec.container.resources"
+            doc = base(kind, initContainers=[{"name": "i", "image": "img", "resources": resources}], **spec)
+            return doc, "spec.initContainers[0].resources"
+        for where, field in (("container", "requests"), ("container", "limits"), ("init", "requests"), ("init", "limits")):
+            doc, path = with_resources(where, {field: {"cpu cores": "1"}})
             cases.append((f"{s}-{where}-{field}-key", f"{path}.{field}", f"resources.{field}: every key must be a qualified name",
                           [doc]))
-            typo = {field: {"memroy": "1Gi"}}
-            if where == "container":
-                doc = base(kind, container={"image": "img", "resources": typo})
-            else:
-                doc = base(kind, initContainers=[{"name": "i", "image": "img", "resources": typo}])
+            doc, path = with_resources(where, {field: {"memroy": "1Gi"}})
             cases.append((f"{s}-{where}-{field}-not-standard", f"{path}.{field}",
                           f"resources.{field}: a name without '/' must be cpu, memory", [doc]))
+        for where in ("container", "init"):
+            doc, path = with_resources(where, {"requests": {"cpu": "1", "example.com/device": "1"}})
+            cases.append((f"{s}-{where}-device-request-without-limit", f"{path}.limits",
+                          "resources.limits: an extended resource (example.com/device) or huge pages in resources.requests "
+                          "need a limit", [doc]))
+            doc, path = with_resources(where, {"requests": {"hugepages-2Mi": "4Mi"}, "limits": {"hugepages-2Mi": "4Mi"}})
+            cases.append((f"{s}-{where}-huge-pages-alone", path,
+                          "resources: huge pages need a cpu or memory request or limit", [doc]))
+        gpus = "container.resources: GPUs are set by gpu, not here"
+        doc, path = with_resources("container", {"limits": {"nvidia.com/gpu": "2"}}, gpu={"count": 1})
+        cases.append((f"{s}-container-gpu-limit", path, gpus, [doc]))
+        doc, path = with_resources("container", {"limits": {"nvidia.com/gpu": "1"}})
+        cases.append((f"{s}-container-gpu-limit-without-gpu", path, gpus, [doc]))
+        doc, path = with_resources("container", {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}},
+                                   gpu={"count": 1, "resourceName": "example.com/gpu"})
+        cases.append((f"{s}-container-gpu-resource-name-request", path, gpus, [doc]))
         cases.append((f"{s}-gpu-fit-needs-count", "spec.gpu.count", "gpu.count must be at least 1",
                       [base(kind, gpu={"count": 0, "fit": {"modules": [{"name": "m", "weightsGiB": 1, "placement": "sharded"}]}})]))
     i = "InferenceService"

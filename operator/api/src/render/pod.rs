@@ -96,11 +96,21 @@ pub(crate) fn env_value(name: &str, value: impl Into<String>) -> KEnvVar {
     }
 }
 
+/// A container's `resources`: the spec's requests and limits, with `gpu_limits` (the GPU's resource at
+/// `gpu.count`, empty for init containers and without GPUs) replacing the spec's own limit and request of it.
 fn resources(
     r: Option<&Resources>,
     gpu_limits: &BTreeMap<String, Quantity>,
 ) -> Option<ResourceRequirements> {
-    let requests = r.and_then(|r| r.requests.clone()).filter(|m| !m.is_empty());
+    // `gpu` is the authority on the GPU's resource: its limit replaces any given here, and a request beside it
+    // (which only a spec stored before the CRD refused one can still hold) is dropped, as the limit implies it.
+    let requests = r
+        .and_then(|r| r.requests.clone())
+        .map(|mut requests| {
+            requests.retain(|name, _| !gpu_limits.contains_key(name));
+            requests
+        })
+        .filter(|m| !m.is_empty());
     let mut limits = r.and_then(|r| r.limits.clone()).unwrap_or_default();
     limits.extend(gpu_limits.clone());
     let limits = (!limits.is_empty()).then_some(limits);

@@ -11,7 +11,10 @@ use kube::KubeSchema;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::rules::{at_most_one, container_resource_names, exactly_one, qualified_keys, unique};
+use super::rules::{
+    at_most_one, container_resource_names, exactly_one, huge_pages_beside_cpu_or_memory,
+    limits_for_requests_not_overcommitted, qualified_keys, unique,
+};
 
 /// What the operator should do with a workload (DESIGN.md section 3). Absent means `automatic`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default)]
@@ -98,9 +101,13 @@ pub struct EnvVar {
 #[x_kube(validation = qualified_keys("limits", "resources.limits", "cpu, memory, example.com/device"))]
 #[x_kube(validation = container_resource_names("requests", "resources.requests"))]
 #[x_kube(validation = container_resource_names("limits", "resources.limits"))]
+#[x_kube(validation = limits_for_requests_not_overcommitted())]
+#[x_kube(validation = huge_pages_beside_cpu_or_memory())]
 pub struct Resources {
-    /// Minimum resources the scheduler reserves, e.g. `cpu: "2"`, `memory: 16Gi`. GPUs are set by
-    /// `gpu`, not here.
+    /// Minimum resources the scheduler reserves, e.g. `cpu: "2"`, `memory: 16Gi`. The main container's GPUs are
+    /// set by `gpu`, not here (a CRD rule refuses `gpu.resourceName` in the main container's `resources`). An
+    /// extended resource or huge pages need a limit of the same amount, and huge pages a `cpu` or `memory` amount
+    /// beside them (Kubernetes' rules for the pod).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(extend("maxProperties" = 16))]
     pub requests: Option<BTreeMap<String, Quantity>>,

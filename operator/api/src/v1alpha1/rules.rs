@@ -103,6 +103,83 @@ pub fn container_resource_names(field: &str, what: &str) -> Rule {
     .field_path(format!(".{field}"))
 }
 
+/// CEL on a resource name `k`: an extended resource (Kubernetes' `IsExtendedResourceName`: a `/` outside the
+/// `kubernetes.io/` namespace) or huge pages (`hugepages-<size>`), which Kubernetes never overcommits
+/// (`IsOvercommitAllowed`).
+const NOT_OVERCOMMITTED: &str =
+    "((k.contains('/') && !k.contains('kubernetes.io/')) || k.startsWith('hugepages-'))";
+
+/// Rule on a resource-requirements object: every extended resource or huge pages in `requests` has a limit too
+/// (`validateResourceRequirements`: "Limit must be set for non overcommitable resources", which Kubernetes checks
+/// only on the rendered pod). A key-presence test: the amounts themselves are compared client-side
+/// (`crate::validate::resources`), as comparing them here exceeds the API server's CEL cost budget.
+pub fn limits_for_requests_not_overcommitted() -> Rule {
+    Rule::new(format!(
+        "!has(self.requests) || self.requests.all(k, !{NOT_OVERCOMMITTED} || (has(self.limits) && k in self.limits))"
+    ))
+    .message(Message::Message(
+        "resources.limits: an extended resource (example.com/device) or huge pages in resources.requests need a \
+         limit of the same amount, as Kubernetes never overcommits them: add the limit (a GPU that gpu places is \
+         set by gpu.count, not here)"
+            .into(),
+    ))
+    .field_path(".limits")
+}
+
+/// Rule on a resource-requirements object: huge pages come with a `cpu` or `memory` request or limit
+/// (`validateResourceRequirements`: "HugePages require cpu or memory", checked only on the rendered pod).
+pub fn huge_pages_beside_cpu_or_memory() -> Rule {
+    let any = |map: &str, test: &str| format!("(has(self.{map}) && {test})");
+    let huge = |map: &str| {
+        any(
+            map,
+            &format!("self.{map}.exists(k, k.startsWith('hugepages-'))"),
+        )
+    };
+    let compute = |map: &str| {
+        any(
+            map,
+            &format!("('cpu' in self.{map} || 'memory' in self.{map})"),
+        )
+    };
+    Rule::new(format!(
+        "!({} || {}) || {} || {}",
+        huge("requests"),
+        huge("limits"),
+        compute("requests"),
+        compute("limits")
+    ))
+    .message(Message::Message(
+        "resources: huge pages need a cpu or memory request or limit beside them, as Kubernetes \
+         requires on the pod: add memory to resources.limits"
+            .into(),
+    ))
+}
+
+/// Rule on a spec with `gpu` and `container`: the main container's `resources` do not name the GPU's extended
+/// resource (`gpu.resourceName`, absent means `nvidia.com/gpu`). `gpu.count` sets it: render writes its limit, which
+/// would otherwise override the one given here and leave a request Kubernetes refuses beside it.
+pub fn gpu_not_in_container_resources() -> Rule {
+    let gpu =
+        "(has(self.gpu) && has(self.gpu.resourceName) ? self.gpu.resourceName : 'nvidia.com/gpu')";
+    let absent = |map: &str| {
+        format!(
+            "(!has(self.container.resources.{map}) || !({gpu} in self.container.resources.{map}))"
+        )
+    };
+    Rule::new(format!(
+        "!has(self.container.resources) || ({} && {})",
+        absent("requests"),
+        absent("limits")
+    ))
+    .message(Message::Message(
+        "container.resources: GPUs are set by gpu, not here: remove the GPU's resource (gpu.resourceName; absent \
+         means nvidia.com/gpu) from container.resources.requests and .limits, and set gpu.count to the GPUs per pod"
+            .into(),
+    ))
+    .field_path(".container.resources")
+}
+
 /// Rule on a parent: every key of its map `field` is a qualified name ([`QUALIFIED_NAME`], [`PREFIX_WITHIN_LIMIT`]).
 /// `what` is the map's path in the message and `example` a valid key.
 pub fn qualified_keys(field: &str, what: &str, example: &str) -> Rule {
