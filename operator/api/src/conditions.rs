@@ -303,6 +303,20 @@ pub fn merge(
         .collect()
 }
 
+/// How `Ready`'s message (reason `Progressing`) starts when an InferenceService's rollout cannot go on without a
+/// change: the ReplicaSet cannot create pods, or a container cannot start (docs/CONDITIONS.md). The provider's
+/// `wait_for` reads it ([`says_stalled`]) to tell a stall from a slow start.
+pub const ROLLOUT_STALLED: &str = "rollout stalled: ";
+
+/// How `Ready`'s message (reason `Progressing`) starts when a `Pending` TrainingRun cannot go on without a change:
+/// the Job cannot create pods, or a container cannot start (docs/CONDITIONS.md).
+pub const RUN_STALLED: &str = "run stalled: ";
+
+/// Whether a `Ready` message says a rollout or run is stalled: it starts [`ROLLOUT_STALLED`] or [`RUN_STALLED`].
+pub fn says_stalled(message: &str) -> bool {
+    message.starts_with(ROLLOUT_STALLED) || message.starts_with(RUN_STALLED)
+}
+
 /// Finds the condition of `type_` in a list.
 pub fn find(conditions: &[Condition], type_: ConditionType) -> Option<&Condition> {
     conditions.iter().find(|c| c.type_ == type_.as_str())

@@ -7,7 +7,7 @@
 //! (refreshed). `wait_for`: `none`, `reconciled`, `ready`. To add a computed attribute, add one [`Computed`] entry to
 //! [`Inference::COMPUTED`] and its function here.
 
-use model_fleet_api::conditions::{ConditionType, Reason};
+use model_fleet_api::conditions::{ConditionType, Reason, says_stalled};
 use model_fleet_api::render::gateway_url;
 use model_fleet_api::status::inference::scale_from_zero_warning_of;
 use model_fleet_api::{Gateway, InferenceService};
@@ -153,7 +153,12 @@ fn ready_state(object: &Json, capacity_class: Option<&str>) -> WaitState {
             .unwrap_or_default();
         return WaitState::Waiting(format!("pods Unschedulable{class} ({message})"));
     }
-    WaitState::Waiting(format!("not Ready: {reason}: {message}"))
+    let missing = format!("not Ready: {reason}: {message}");
+    if reason == Reason::Progressing.as_str() && says_stalled(message) {
+        WaitState::Stalled(missing)
+    } else {
+        WaitState::Waiting(missing)
+    }
 }
 
 #[cfg(test)]

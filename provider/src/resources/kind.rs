@@ -70,8 +70,14 @@ impl Computed {
 pub enum WaitState {
     /// The condition holds.
     Done,
-    /// Not yet; the text says what is missing (shown when the wait times out).
+    /// Not yet; the text says what is missing (shown when the wait times out). It may only need more time: pods
+    /// waiting for a node the capacity provider adds, a model still loading.
     Waiting(String),
+    /// Not yet, and more time alone will not help: the operator's reconcile of this generation keeps failing, or the
+    /// rollout or run is stalled (`Ready`'s message, [`model_fleet_api::conditions::says_stalled`]: pods the API
+    /// server refuses, containers the kubelet cannot start). It waits for a change (the spec, the namespace's policy,
+    /// a quota others hold), so the wait goes on to its timeout; the text says what is missing.
+    Stalled(String),
     /// It can no longer hold (a failed or cancelled run); the text says why.
     Failed(String),
 }

@@ -6,7 +6,7 @@
 //! replacement. Computed: `capacity_class`, `per_gpu_memory_gib`, `job_name` (plan time), `phase` (refreshed).
 //! `wait_for`: `none`, `reconciled`, `completed`.
 
-use model_fleet_api::conditions::{ConditionType, Reason};
+use model_fleet_api::conditions::{ConditionType, Reason, says_stalled};
 use model_fleet_api::render::job_name_of;
 use model_fleet_api::{CompletionMode, TRAINING_MUTABLE_FIELDS, TrainingPhase, TrainingRun};
 use serde_json::Value as Json;
@@ -129,15 +129,20 @@ fn completed_state(object: &Json) -> WaitState {
                 c.get("status").and_then(Json::as_str) == Some("True")
                     && c.get("reason").and_then(Json::as_str) == Some(Reason::PodsRefused.as_str())
             });
-            let detail = refused
+            let message = refused
                 .or_else(|| condition(object, ConditionType::Ready.as_str()))
                 .or_else(|| condition(object, ConditionType::DatasetsReady.as_str()))
                 .and_then(|c| c.get("message"))
-                .and_then(Json::as_str)
-                .map(|m| format!(" ({m})"))
-                .unwrap_or_default();
+                .and_then(Json::as_str);
+            let detail = message.map(|m| format!(" ({m})")).unwrap_or_default();
             let phase = other.map_or("none".to_string(), |p| format!("{p:?}"));
-            WaitState::Waiting(format!("phase is {phase}, not Succeeded{detail}"))
+            let missing = format!("phase is {phase}, not Succeeded{detail}");
+            // Only Ready's message can say `run stalled: ` (conditions::RUN_STALLED).
+            if message.is_some_and(says_stalled) {
+                WaitState::Stalled(missing)
+            } else {
+                WaitState::Waiting(missing)
+            }
         }
     }
 }

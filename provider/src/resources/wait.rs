@@ -58,23 +58,14 @@ fn ready_for_this_generation(object: &Json) -> Option<(&str, &str)> {
     })
 }
 
-/// The advice after a wait timed out on `missing`, the last [`WaitState::Waiting`] message. A stalled rollout or run
-/// (Ready's message says `rollout stalled:` or `run stalled:`: pods the API server refuses or the kubelet cannot
-/// start, docs/CONDITIONS.md), like a reconcile that keeps failing ([`unreconciled`]'s message), waits for a change,
-/// so a longer wait is not the advice; anything else (pods Unschedulable while a capacity provider adds a node, a
-/// model still loading) may only need more time. It reads those words from the message: the operator's (documented
-/// in CONDITIONS.md) and this module's own.
-pub fn timeout_advice(missing: &str) -> &'static str {
-    if missing.contains("rollout stalled:")
-        || missing.contains("run stalled:")
-        || missing.contains("the operator's reconcile of generation")
-    {
-        "Fix what it names: a stalled rollout or run waits for a change (the image, a setting, the namespace's \
-         policy, a quota others hold), so a longer timeout alone does not help."
-    } else {
-        "Raise the timeouts block to wait longer."
-    }
-}
+/// The advice after a wait timed out in [`WaitState::Waiting`]: it may only need more time.
+pub const SLOW_ADVICE: &str = "Raise the timeouts block to wait longer.";
+
+/// The advice after a wait timed out in [`WaitState::Stalled`]: it waits for a change, so a longer wait is not the
+/// advice.
+pub const STALLED_ADVICE: &str = "Fix what it names: a stalled rollout or run waits for a change (the image, a \
+                                  setting, the namespace's policy, a quota others hold), so a longer timeout alone \
+                                  does not help.";
 
 /// `Failed` when the operator refused the current generation.
 fn refused(object: &Json) -> Option<WaitState> {
@@ -87,8 +78,8 @@ fn refused(object: &Json) -> Option<WaitState> {
 }
 
 /// `Waiting` while the operator has not written a status for the object's current generation. When its last
-/// reconcile of that generation failed (`Ready=False` for it, e.g. `ReconcileError`), the message quotes that error
-/// rather than asking whether the operator runs.
+/// reconcile of that generation failed (`Ready=False` for it, e.g. `ReconcileError`), it is `Stalled`, quoting that
+/// error rather than asking whether the operator runs.
 fn unreconciled(object: &Json) -> Option<WaitState> {
     let generation = object
         .pointer("/metadata/generation")
@@ -103,19 +94,17 @@ fn unreconciled(object: &Json) -> Option<WaitState> {
         (_, Some(o), Some(g)) if o >= g => None,
         (_, o, g) => {
             let g = g.map_or("?".into(), |g| g.to_string());
-            Some(WaitState::Waiting(
-                match ready_for_this_generation(object) {
-                    Some((reason, message)) => format!(
-                        "the operator's reconcile of generation {g} fails (Ready=False, {reason}): {message}; it \
+            Some(match ready_for_this_generation(object) {
+                Some((reason, message)) => WaitState::Stalled(format!(
+                    "the operator's reconcile of generation {g} fails (Ready=False, {reason}): {message}; it \
                      retries with backoff"
-                    ),
-                    None => format!(
-                        "the operator has not processed generation {g} yet (status.observedGeneration is {}): is the \
+                )),
+                None => WaitState::Waiting(format!(
+                    "the operator has not processed generation {g} yet (status.observedGeneration is {}): is the \
                      operator running?",
-                        o.map_or("absent".into(), |o| o.to_string()),
-                    ),
-                },
-            ))
+                    o.map_or("absent".into(), |o| o.to_string()),
+                )),
+            })
         }
     }
 }
@@ -165,10 +154,10 @@ mod tests {
                 {"type": "Ready", "status": "False", "reason": reason, "observedGeneration": generation,
                  "message": "apply Deployment/chat: duplicate entries for key [name=\"A\"]"}]}})
         };
-        let WaitState::Waiting(why) =
+        let WaitState::Stalled(why) =
             check::<Inference>(RECONCILED, &ready(5, "ReconcileError"), &Value::Null)
         else {
-            panic!("still waiting")
+            panic!("still waiting, stalled")
         };
         assert_eq!(
             why,
@@ -198,29 +187,5 @@ mod tests {
             check::<Inference>(NONE, &refused, &Value::Null),
             WaitState::Done
         );
-    }
-
-    #[test]
-    fn a_timeout_on_a_stall_says_to_fix_it_not_to_wait_longer() {
-        for stalled in [
-            "not Ready: Progressing: rollout stalled: pod chat-1 container main: cannot pull image \"x\": not found",
-            "phase is Pending, not Succeeded (run stalled: the Job cannot create pods: exceeded quota: gpu)",
-            "the operator's reconcile of generation 2 fails (Ready=False, ReconcileError): apply Deployment/chat: \
-             ...; it retries with backoff",
-        ] {
-            assert!(
-                timeout_advice(stalled).starts_with("Fix what it names"),
-                "{stalled}"
-            );
-        }
-        for slow in [
-            "pods Unschedulable: no node of class 141gi (0/4 nodes are available)",
-            "not Ready: Progressing: Deployment has 0 of 1 ready replicas",
-        ] {
-            assert!(
-                timeout_advice(slow).starts_with("Raise the timeouts"),
-                "{slow}"
-            );
-        }
     }
 }

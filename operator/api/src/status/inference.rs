@@ -4,7 +4,9 @@
 use k8s_openapi::api::apps::v1::Deployment;
 
 use super::Draft;
-use crate::conditions::{ConditionStatus, ConditionType, DesiredCondition, Reason};
+use crate::conditions::{
+    ConditionStatus, ConditionType, DesiredCondition, ROLLOUT_STALLED, Reason,
+};
 use crate::render::{InferenceFacts, RenderError};
 use crate::{InferenceService, InferenceServiceStatus, Intent};
 
@@ -233,10 +235,10 @@ pub fn ready(intent: Intent, observed: &Observed<'_>) -> DesiredCondition {
         return not_ready(Reason::Unschedulable, message.to_owned());
     }
     if let Some(failure) = replica_failure(deployment) {
-        return not_ready(Reason::Progressing, format!("rollout stalled: {failure}"));
+        return not_ready(Reason::Progressing, format!("{ROLLOUT_STALLED}{failure}"));
     }
     if let Some(message) = observed.stalled {
-        return not_ready(Reason::Progressing, format!("rollout stalled: {message}"));
+        return not_ready(Reason::Progressing, format!("{ROLLOUT_STALLED}{message}"));
     }
     let status = deployment.status.clone().unwrap_or_default();
     not_ready(

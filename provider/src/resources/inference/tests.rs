@@ -213,6 +213,28 @@ fn object(generation: i64, status: Json) -> Json {
     json!({"metadata": {"generation": generation}, "status": status})
 }
 
+/// A stalled rollout (`Ready`'s message starts `rollout stalled: `, docs/CONDITIONS.md) is `Stalled`, whose timeout
+/// advises a fix; a rollout that only progresses, or pods waiting for a node, is `Waiting`, which may need more time.
+#[test]
+fn a_stalled_rollout_is_told_from_a_slow_one() {
+    let progressing = |message: &str| {
+        object(
+            1,
+            json!({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "False",
+                "reason": "Progressing", "message": message}]}),
+        )
+    };
+    let stalled = "rollout stalled: pod chat-1 container main: cannot pull image \"x\": not found";
+    assert_eq!(
+        check::<Inference>(READY, &progressing(stalled), &Value::Null),
+        WaitState::Stalled(format!("not Ready: Progressing: {stalled}"))
+    );
+    assert_eq!(
+        check::<Inference>(READY, &progressing("0 of 1 replicas ready"), &Value::Null),
+        WaitState::Waiting("not Ready: Progressing: 0 of 1 replicas ready".into())
+    );
+}
+
 #[test]
 fn ready_names_the_unschedulable_class() {
     let stuck = object(

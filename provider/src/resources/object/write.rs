@@ -192,7 +192,7 @@ impl<K: Kind> CustomResource<K> {
                     Diagnostics::error_at(AttrPath::attrs(&[WAIT_FOR]), summary, detail),
                 )
             };
-            match outcome {
+            let (missing, advice) = match outcome {
                 WaitState::Done => return (object, Diagnostics::new()),
                 WaitState::Failed(why) => {
                     return fail(
@@ -200,27 +200,23 @@ impl<K: Kind> CustomResource<K> {
                         format!("{why}. {kept}"),
                     );
                 }
-                WaitState::Waiting(missing) if started.elapsed() >= timeout => {
-                    return fail(
-                        format!("Timed out waiting for {kind} {id} to be {wait_for}"),
-                        format!(
-                            "After {}s: {missing}. {kept} {}",
-                            timeout.as_secs(),
-                            wait::timeout_advice(&missing)
-                        ),
-                    );
-                }
-                WaitState::Waiting(missing) => {
-                    if ctx.sleep_unless_stopped(WAIT_POLL).await {
-                        return fail(
-                            format!("Stopped waiting for {kind} {id} to be {wait_for}"),
-                            format!(
-                                "Terraform was interrupted after {}s: {missing}. {kept}",
-                                started.elapsed().as_secs()
-                            ),
-                        );
-                    }
-                }
+                WaitState::Waiting(missing) => (missing, wait::SLOW_ADVICE),
+                WaitState::Stalled(missing) => (missing, wait::STALLED_ADVICE),
+            };
+            if started.elapsed() >= timeout {
+                return fail(
+                    format!("Timed out waiting for {kind} {id} to be {wait_for}"),
+                    format!("After {}s: {missing}. {kept} {advice}", timeout.as_secs()),
+                );
+            }
+            if ctx.sleep_unless_stopped(WAIT_POLL).await {
+                return fail(
+                    format!("Stopped waiting for {kind} {id} to be {wait_for}"),
+                    format!(
+                        "Terraform was interrupted after {}s: {missing}. {kept}",
+                        started.elapsed().as_secs()
+                    ),
+                );
             }
         }
     }

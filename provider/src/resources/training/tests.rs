@@ -114,7 +114,8 @@ fn completed_follows_the_phase() {
     assert_eq!(live_facts::<Training>(&json!({}))["phase"], Value::Null);
 }
 
-/// A wait that times out on a stalled run says why, in the operator's words (its `Ready` message).
+/// A wait on a stalled run is `Stalled` (its timeout advises a fix, not more time) and says why, in the operator's
+/// words (its `Ready` message).
 #[test]
 fn a_stalled_run_says_why_while_waiting() {
     let stalled = "run stalled: the Job cannot create pods: exceeded quota: gpus";
@@ -122,7 +123,7 @@ fn a_stalled_run_says_why_while_waiting() {
         "conditions": [{"type": "Ready", "status": "False", "reason": "Progressing", "message": stalled}]}});
     assert_eq!(
         check::<Training>(COMPLETED, &run, &Value::Null),
-        WaitState::Waiting(format!("phase is Pending, not Succeeded ({stalled})"))
+        WaitState::Stalled(format!("phase is Pending, not Succeeded ({stalled})"))
     );
 }
 
@@ -145,13 +146,14 @@ fn a_run_missing_pods_says_why_while_waiting() {
         check::<Training>(COMPLETED, &fine, &Value::Null),
         WaitState::Waiting("phase is Running, not Succeeded (phase Running)".into())
     );
-    // A fit warning does not hide why a Pending run is stalled.
+    // A fit warning does not hide why a Pending run is stalled, nor that it is. (Pods a quota refuses, above, may
+    // only need time: others may free it.)
     let stalled = "run stalled: pod ft-1-x: container main: cannot pull image \"i\"";
     let warned = json!({"metadata": {"generation": 1}, "status": {"observedGeneration": 1, "phase": "Pending",
         "conditions": [{"type": "Ready", "status": "False", "reason": "Progressing", "message": stalled},
             {"type": "Degraded", "status": "True", "reason": "FitWithoutHeadroom", "message": "no headroom"}]}});
     assert_eq!(
         check::<Training>(COMPLETED, &warned, &Value::Null),
-        WaitState::Waiting(format!("phase is Pending, not Succeeded ({stalled})"))
+        WaitState::Stalled(format!("phase is Pending, not Succeeded ({stalled})"))
     );
 }

@@ -9,7 +9,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::derive;
 use crate::TrainingPhase;
-use crate::conditions::{self, ConditionType, DesiredCondition, Reason};
+use crate::conditions::{self, ConditionType, DesiredCondition, RUN_STALLED, Reason};
 
 /// Why the run's pods do not run, as the controller read them while the run awaits them ([`needs_pod_scan`]); all
 /// `None` when it did not look (or found nothing).
@@ -114,7 +114,7 @@ pub(super) fn pending_ready(findings: PodFindings<'_>) -> DesiredCondition {
             ..
         } => (
             Reason::Progressing,
-            format!("run stalled: the Job cannot create pods: {refused}"),
+            format!("{RUN_STALLED}the Job cannot create pods: {refused}"),
         ),
         PodFindings {
             unschedulable: Some(message),
@@ -123,7 +123,7 @@ pub(super) fn pending_ready(findings: PodFindings<'_>) -> DesiredCondition {
         PodFindings {
             stalled: Some(stalled),
             ..
-        } => (Reason::Progressing, format!("run stalled: {stalled}")),
+        } => (Reason::Progressing, format!("{RUN_STALLED}{stalled}")),
         _ => (Reason::Progressing, "waiting for a ready pod".to_owned()),
     };
     DesiredCondition::new(ConditionType::Ready, false, reason, message)
