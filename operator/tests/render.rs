@@ -540,6 +540,57 @@ fn o07_dataset_pvc_is_read_only_everywhere() {
     assert_eq!(json[0]["uri"], "s3://b/c");
 }
 
+// The hunt's finding: the datasets' description goes into one environment variable of every container, and Linux
+// refuses to start a process with an entry over 128 KiB (MAX_ARG_STRLEN). Datasets with many long split URIs made
+// such a Job, whose containers could never start; it is refused at render (InvalidSpec), naming the fix.
+#[test]
+fn datasets_too_large_for_one_environment_variable_are_refused() {
+    let datasets: Vec<Dataset> = (0..4)
+        .map(|d| {
+            let splits: serde_json::Map<String, serde_json::Value> = (0..16)
+                .map(|s| {
+                    (
+                        format!("s{s}"),
+                        serde_json::json!({"uri": format!("s3://{}", "x".repeat(2040))}),
+                    )
+                })
+                .collect();
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "modelfleet.io/v1alpha1", "kind": "Dataset",
+                "metadata": {"name": format!("d{d}"), "namespace": "team-a"},
+                "spec": {"version": "1", "source": {"uri": "s3://b"}, "splits": splits,
+                    "allowedServiceAccounts": ["default"]}}))
+            .unwrap()
+        })
+        .collect();
+    let reading = |n: usize| {
+        let refs: Vec<String> = (0..n)
+            .map(|d| format!("{{name: d{d}, version: \"1\", mountPath: /d{d}}}"))
+            .collect();
+        run(&format!("{RUN}  datasets: [{}]\n", refs.join(", ")))
+    };
+    let three = training(&reading(3), &datasets, &config()).expect("about 100 KB fits");
+    let pod = three.children.job.spec.unwrap().template.spec.unwrap();
+    let env = pod.containers[0].env.as_ref().unwrap();
+    let json = env
+        .iter()
+        .find(|e| e.name == "MODEL_FLEET_DATASETS_JSON")
+        .unwrap();
+    assert!(json.value.as_ref().unwrap().len() > 96 * 1024);
+
+    let err = training(&reading(4), &datasets, &config()).unwrap_err();
+    assert!(matches!(err, RenderError::DatasetsTooLarge(_)), "{err}");
+    assert_eq!(err.reason(), Reason::InvalidSpec);
+    assert!(
+        err.to_string()
+            .starts_with("spec.datasets: the 4 datasets describe themselves in ")
+            && err
+                .to_string()
+                .contains("over the 131072 bytes Linux lets one environment variable hold"),
+        "{err}"
+    );
+}
+
 #[test]
 fn o07_writable_dataset_mount_is_refused() {
     let asked = run(&format!(

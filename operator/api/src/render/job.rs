@@ -21,6 +21,11 @@ use super::training::{Run, TrainingFacts};
 /// Env var carrying the datasets as JSON: `[{name, version, uri, splits, mountPath}]`.
 pub const DATASETS_ENV: &str = "MODEL_FLEET_DATASETS_JSON";
 
+/// The most bytes one environment entry (`NAME=value` and its terminating NUL) may hold: Linux's `MAX_ARG_STRLEN`
+/// (32 pages of 4 KiB, `include/uapi/linux/binfmts.h`), beyond which `execve` fails with `E2BIG` and the container
+/// never starts.
+pub const MAX_ENV_ENTRY_BYTES: usize = 32 * 4096;
+
 /// The Job. `default_env` is added to every container that does not set the name itself.
 pub(crate) fn job(
     run: &Run<'_>,
@@ -75,7 +80,7 @@ fn pod(
     datasets: &[ResolvedDataset<'_>],
 ) -> Result<PodSpec, RenderError> {
     let spec = &run.run.spec;
-    let mut extra_env = dataset_env(datasets);
+    let mut extra_env = dataset_env(datasets)?;
     if let Some(svc) = &run.headless_name {
         extra_env.push(env_value("MODEL_FLEET_HEADLESS_SERVICE", svc.clone()));
         extra_env.push(env_value(
@@ -110,9 +115,13 @@ fn pod(
 }
 
 /// [`DATASETS_ENV`] describing every dataset (none without datasets).
-fn dataset_env(datasets: &[ResolvedDataset<'_>]) -> Vec<EnvVar> {
+///
+/// # Errors
+/// [`RenderError::DatasetsTooLarge`] when the entry would exceed [`MAX_ENV_ENTRY_BYTES`] (possible only with many
+/// splits of long URIs: each Dataset may have 16 splits of 2048-character URIs and digests of 256).
+fn dataset_env(datasets: &[ResolvedDataset<'_>]) -> Result<Vec<EnvVar>, RenderError> {
     if datasets.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let described: Vec<_> = datasets
         .iter()
@@ -126,10 +135,17 @@ fn dataset_env(datasets: &[ResolvedDataset<'_>]) -> Vec<EnvVar> {
             })
         })
         .collect();
-    vec![env_value(
-        DATASETS_ENV,
-        serde_json::to_string(&described).expect("JSON"),
-    )]
+    let json = serde_json::to_string(&described).expect("JSON");
+    let entry = DATASETS_ENV.len() + "=".len() + json.len() + "\0".len();
+    if entry > MAX_ENV_ENTRY_BYTES {
+        return Err(RenderError::DatasetsTooLarge(format!(
+            "spec.datasets: the {} datasets describe themselves in {entry} bytes of {DATASETS_ENV}, over the \
+             {MAX_ENV_ENTRY_BYTES} bytes Linux lets one environment variable hold (no container could start): read \
+             fewer datasets, or register Datasets with fewer splits or shorter URIs and digests",
+            datasets.len()
+        )));
+    }
+    Ok(vec![env_value(DATASETS_ENV, json)])
 }
 
 /// The read-only claim volume and mount of every dataset with a PVC (case O-07: `persistentVolumeClaim.readOnly`

@@ -32,6 +32,7 @@ pub(crate) use inference::ParentKey;
 pub use inference::{
     InferenceChildren, InferenceFacts, RenderedInference, gateway_url, render_inference, route_url,
 };
+pub use job::MAX_ENV_ENTRY_BYTES;
 pub use keda::{PAUSED_REPLICAS_ANNOTATION, ScaledObject, ScaledObjectSpec};
 pub use meta::{FIELD_MANAGER, LABEL_INFERENCE, LABEL_TRAINING, MANAGED_BY};
 pub(crate) use pod::DEFAULT_SERVICE_ACCOUNT;
@@ -117,6 +118,10 @@ pub enum RenderError {
     /// A name the operator reserves is used (`main`, `dshm`, `dataset-*`).
     #[error("{0}")]
     Reserved(String),
+    /// The datasets a run reads describe themselves ([`DATASETS_ENV`]) in more than one environment variable
+    /// holds ([`MAX_ENV_ENTRY_BYTES`]), so no container of the Job could start.
+    #[error("{0}")]
+    DatasetsTooLarge(String),
 }
 
 impl RenderError {
@@ -128,7 +133,7 @@ impl RenderError {
             RenderError::Datasets(r) => r.reason,
             RenderError::WritableDatasetMount(_) => Reason::WritableDatasetMount,
             RenderError::NoGateway => Reason::GatewayNotFound,
-            RenderError::Reserved(_) => Reason::InvalidSpec,
+            RenderError::Reserved(_) | RenderError::DatasetsTooLarge(_) => Reason::InvalidSpec,
         }
     }
 }
