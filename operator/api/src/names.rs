@@ -129,8 +129,10 @@ pub const LABEL_VALUE_PATTERN: &str = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-
 
 /// The CRD schema's `pattern` of a container `image`: no whitespace at either end, which Kubernetes refuses on the
 /// pod (`validateContainerOnlyForPod`: "must not have leading or trailing whitespace"), after the Deployment or Job
-/// that carries it was accepted, so the workload never got a pod.
-pub const IMAGE_PATTERN: &str = r"^\S(.*\S)?$";
+/// that carries it was accepted, so the workload never got a pod. Whitespace is Go's `unicode.IsSpace`, which
+/// `strings.TrimSpace` there uses: Unicode's `White_Space`, spelled out because the API server's RE2 `\s` is ASCII
+/// only and has no `\v` (it is `\t-\r`, U+0085 and the separators `\p{Z}`, which take in the no-break space).
+pub const IMAGE_PATTERN: &str = r"^[^\t-\r\x{85}\p{Z}](.*[^\t-\r\x{85}\p{Z}])?$";
 
 /// The CRD schema's `pattern` of a namespace or another DNS-1123 label field (container and volume names; the length,
 /// at most 63, is the field's own `maxLength`): Kubernetes' `dns1123LabelFmt`, anchored.
@@ -251,8 +253,8 @@ mod tests {
     }
 
     // Each case checked against IsValidLabelValue and validateContainerOnlyForPod's TrimSpace check (Kubernetes
-    // v1.35.4). The API server runs the pattern with RE2, whose `\S` is ASCII-only: a non-breaking space at an end
-    // passes the CRD and is refused on the pod (an edge left alone).
+    // v1.35.4). The API server runs the pattern with RE2, whose `\s` is ASCII-only: the pattern names Unicode's
+    // spaces itself, so a non-breaking space at an end is refused on the CRD (the invalid corpus runs it there).
     #[test]
     fn label_value_and_image_patterns_follow_kubernetes() {
         let label = regex::Regex::new(LABEL_VALUE_PATTERN).unwrap();
@@ -266,8 +268,25 @@ mod tests {
         for good in ["a", "python:3.12-slim", "ghcr.io/org/img@sha256:abc"] {
             assert!(image.is_match(good), "{good:?}");
         }
-        for bad in [" img", "img ", "img\t", "\nimg", " "] {
+        for bad in [
+            " img",
+            "img ",
+            "img\t",
+            "\nimg",
+            " ",
+            "img\u{a0}",
+            "\u{b}img",
+            "img\u{85}",
+            "\u{3000}img",
+            "img\u{2028}",
+        ] {
             assert!(!image.is_match(bad), "{bad:?}");
+        }
+        // Every character Go's unicode.IsSpace calls a space (Unicode's White_Space) is refused at either end.
+        let white_space = regex::Regex::new(r"^\p{White_Space}$").unwrap();
+        for c in (0..=0x3000u32).filter_map(char::from_u32) {
+            let space = white_space.is_match(&c.to_string());
+            assert_eq!(image.is_match(&format!("img{c}")), !space, "{c:?}");
         }
     }
 

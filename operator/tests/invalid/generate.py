@@ -377,6 +377,10 @@ def pattern_cases():
              [base(kind, container={"image": " python:3.12 "})]),
             (f"{s}-init-image-pattern", "spec.initContainers[0].image", "should match",
              [base(kind, initContainers=[{"name": "fetch", "image": "busybox\t"}])]),
+            (f"{s}-container-image-no-break-space", "spec.container.image", "should match",
+             [base(kind, container={"image": "python:3.12\u00a0"})]),
+            (f"{s}-init-image-vertical-tab", "spec.initContainers[0].image", "should match",
+             [base(kind, initContainers=[{"name": "fetch", "image": "\u000bbusybox"}])]),
             (f"{s}-volume-claim-name-pattern", "spec.volumes[0].persistentVolumeClaim.claimName", "should match",
              [base(kind, volumes=[{"name": "v", "mountPath": "/v", "persistentVolumeClaim": {"claimName": "data/1"}}])]),
         ]
