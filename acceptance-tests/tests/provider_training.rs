@@ -6,7 +6,8 @@
 //! Succeeded in state, `job_name` known at plan time), plans clean; `intent` changes in place; an
 //! image change replaces the run; destroy leaves no TrainingRun and no Job. Case P-01 for runs:
 //! `cpu = "1000"` stays as written and rewriting it as `1k` is never a replacement. `pod_security` round-trips,
-//! root under `restricted` is refused at plan, and another user replaces the run.
+//! root under `restricted` is refused at plan, and another user replaces the run. A run made with kubectl, whose
+//! numeric `cpu: 1` the API server keeps as a number, is imported and takes an update.
 
 use std::time::Duration;
 
@@ -216,6 +217,78 @@ resource "modelfleet_training" "big" {{
     tf.write("main.tf", &main_tf("999")).unwrap();
     let text = plan(&tf, 2, "a different amount");
     assert!(text.contains("must be replaced"), "{text}");
+    tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
+}
+
+/// A new user's trial: a TrainingRun made with kubectl from YAML, whose `cpu: 1` the API server keeps as a JSON
+/// number, then imported, plans clean; an update of `intent` (with `force_conflicts`, as kubectl owns it) must then go
+/// through. Before, the provider sent `cpu = "1"` as a string, a change to server-side apply of the immutable
+/// `container`, and the API server refused every update of the run. The update sends the stored form instead.
+#[tokio::test]
+async fn an_imported_run_with_a_numeric_quantity_takes_updates() {
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-train-import")
+        .await
+        .expect("namespace with the CRDs");
+    let ns = ns.name().to_string();
+    let run = serde_json::json!({"apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun",
+        "metadata": {"name": "imported", "namespace": ns},
+        "spec": {"intent": "suspended", "container": {"image": "modelfleet.local/sim:never",
+            "resources": {"requests": {"cpu": 1, "memory": "1Gi"}}}}});
+    cluster.kubectl_apply(&run, &[]).unwrap();
+    let cpu = |cluster: &Cluster| {
+        run_json(cluster, &ns, "imported")["spec"]["container"]["resources"]["requests"]["cpu"]
+            .clone()
+    };
+    assert_eq!(
+        cpu(&cluster),
+        serde_json::json!(1),
+        "kubectl stores a number"
+    );
+    let provider = provider_block(&cluster.kubeconfig, &ns, "  force_conflicts = true\n");
+    let main_tf = |intent: &str| {
+        format!(
+            r#"{provider}
+resource "modelfleet_training" "imported" {{
+  name   = "imported"
+  intent = "{intent}"
+  container {{
+    image = "modelfleet.local/sim:never"
+    resources {{
+      requests = {{ cpu = "1", memory = "1Gi" }}
+    }}
+  }}
+}}
+"#
+        )
+    };
+    let tf = Terraform::new(&main_tf("suspended")).unwrap();
+    tf.ok(&[
+        "import",
+        "-no-color",
+        "modelfleet_training.imported",
+        &format!("{ns}/imported"),
+    ])
+    .unwrap();
+    plan(&tf, 0, "right after the import");
+    tf.write("main.tf", &main_tf("active")).unwrap();
+    let text = plan(&tf, 2, "intent changed");
+    assert!(
+        text.contains("updated in-place") && !text.contains("must be replaced"),
+        "{text}"
+    );
+    tf.apply().unwrap();
+    assert_eq!(
+        run_json(&cluster, &ns, "imported")["spec"]["intent"],
+        "active"
+    );
+    assert_eq!(
+        cpu(&cluster),
+        serde_json::json!(1),
+        "the stored form is kept"
+    );
+    plan(&tf, 0, "after the update");
     tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
 }
 

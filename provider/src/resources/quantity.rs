@@ -4,7 +4,8 @@
 //!
 //! [`keep_written`] walks a state value along the CRD's OpenAPI schema and keeps the prior (user-written) form of
 //! every `int-or-string` leaf whose new value is the same amount, and of every `number` leaf whose new value is the
-//! same float64 (the object holds `0.3` for a configured `0.1 + 0.2`, case 4 of issue 24).
+//! same float64 (the object holds `0.3` for a configured `0.1 + 0.2`, case 4 of issue 24). [`keep_live`] does the
+//! reverse before an update: the spec about to be applied takes the stored form of every leaf the plan found equal.
 
 use serde_json::Value as Json;
 
@@ -62,6 +63,53 @@ pub fn keep_written(schema: &Json, prior: &Value, new: &mut Value) {
         for (key, n) in now.iter_mut() {
             if let Some(b) = before.get(key) {
                 keep_written(values, b, n);
+            }
+        }
+    }
+}
+
+/// Replaces, in `body` (a spec as JSON, about to be applied by server-side apply), every `int-or-string` leaf (per
+/// the OpenAPI `schema`, JSON names) that is the same amount as the leaf at the same place in `live` (the spec the
+/// object holds) with the live JSON value, and every `number` leaf that is the same float64 with the live number.
+///
+/// The API server keeps what it was sent, and to server-side apply `"1"` and `1` differ: an object created from YAML
+/// with `cpu: 1`, then imported, would see the configured `"1"` as a change the plan rightly did not show. That
+/// change is a conflict with the field's owner, and on a TrainingRun, whose `container` is immutable, a refusal of
+/// every update (a new user's trial, P-01's other direction).
+pub fn keep_live(schema: &Json, live: &Json, body: &mut Json) {
+    let same = if schema.get("type").and_then(Json::as_str) == Some("number") {
+        matches!((live, &*body), (Json::Number(a), Json::Number(b)) if a != b && a.as_f64() == b.as_f64())
+    } else if schema.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
+        let text = |v: &Json| match v {
+            Json::String(s) => Some(s.clone()),
+            Json::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        live != body
+            && matches!((text(live), text(body)), (Some(a), Some(b)) if same_amount(&a, &b))
+    } else {
+        false
+    };
+    if same {
+        *body = live.clone();
+    } else if let Some(properties) = schema.get("properties").and_then(Json::as_object) {
+        for (name, sub) in properties {
+            if let (Some(l), Some(b)) = (live.get(name), body.get_mut(name)) {
+                keep_live(sub, l, b);
+            }
+        }
+    } else if let (Some(items), Json::Array(l), Json::Array(b)) =
+        (schema.get("items"), live, &mut *body)
+    {
+        for (l, b) in l.iter().zip(b.iter_mut()) {
+            keep_live(items, l, b);
+        }
+    } else if let (Some(values), Json::Object(l), Json::Object(b)) =
+        (schema.get("additionalProperties"), live, body)
+    {
+        for (key, b) in b.iter_mut() {
+            if let Some(l) = l.get(key) {
+                keep_live(values, l, b);
             }
         }
     }
@@ -151,6 +199,49 @@ mod tests {
         let mut other = number("0.31");
         keep_written(&schema, &written, &mut other);
         assert_eq!(other, number("0.31"));
+    }
+
+    // A new user's trial: a TrainingRun created from YAML with `cpu: 1` (a JSON number), imported, could not be
+    // updated: the configured "1" changed the immutable container. The body takes the stored form of equal leaves.
+    #[test]
+    fn the_applied_spec_keeps_the_stored_form_of_equal_leaves() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "container": {"type": "object", "properties": {"resources": {"type": "object", "properties": {
+                "requests": {"type": "object", "additionalProperties": {"x-kubernetes-int-or-string": true}}}}}},
+            "volumes": {"type": "array", "items": {"type": "object", "properties": {
+                "sizeLimit": {"x-kubernetes-int-or-string": true}}}},
+            "runtimeGiB": {"type": "number"},
+            "image": {"type": "string"}}});
+        let spec = |cpu: Json, memory: Json, size: Json, runtime: Json, image: &str| {
+            serde_json::json!({"container": {"resources": {"requests": {"cpu": cpu, "memory": memory}}},
+                "volumes": [{"sizeLimit": size}], "runtimeGiB": runtime, "image": image})
+        };
+        let live = spec(
+            serde_json::json!(1),
+            serde_json::json!("1Gi"),
+            serde_json::json!("1024Mi"),
+            serde_json::json!(15),
+            "a",
+        );
+        let mut body = spec(
+            serde_json::json!("1"),
+            serde_json::json!("2Gi"),
+            serde_json::json!("1Gi"),
+            serde_json::json!(15.0),
+            "b",
+        );
+        keep_live(&schema, &live, &mut body);
+        // Equal amounts take the stored form; a different amount and other leaves stay as configured.
+        assert_eq!(
+            body,
+            spec(
+                serde_json::json!(1),
+                serde_json::json!("2Gi"),
+                serde_json::json!("1024Mi"),
+                serde_json::json!(15),
+                "b"
+            )
+        );
     }
 
     #[test]

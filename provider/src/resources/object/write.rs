@@ -11,7 +11,7 @@ use super::super::api_error::{self, Action};
 use super::super::attributes::{ID, NAME, NAMESPACE, WAIT_FOR};
 use super::super::kind::{Kind, WaitState};
 use super::super::outage::Outage;
-use super::super::{ProviderContext, fields, managed, timeouts, wait};
+use super::super::{ProviderContext, fields, managed, quantity, timeouts, wait};
 use super::{CustomResource, DELETE_POLL, WAIT_POLL, live_facts, namespace_and_name};
 use crate::config::DefaultNamespace;
 use crate::diag::{AttrPath, Diagnostics};
@@ -75,22 +75,35 @@ impl<K: Kind> CustomResource<K> {
             .to_string();
         let namespace = apply_namespace(ctx, planned, config)?;
         let object = format!("{namespace}/{name}");
-        let spec = fields::to_json(&self.fields, desired, &AttrPath::root())?;
+        let mut spec = Json::Object(fields::to_json(&self.fields, desired, &AttrPath::root())?);
         let api = self.client_api(self.client(ctx).await?, &namespace);
-        if prior.is_null() {
-            let existing = api_error::get_object(&api, &name)
-                .await
-                .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?;
-            if existing.is_some() {
+        // One read before the write: a create must not take over an object it did not make, and an update sends the
+        // stored form of every value the plan found equal (`quantity::keep_live`).
+        let existing = api_error::get_object(&api, &name)
+            .await
+            .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?;
+        match existing {
+            Some(_) if prior.is_null() => {
                 return Err(Diagnostics::error(
                     format!("{} {object} already exists", self.api.kind),
                     format!(
                         "An object with this name exists but is not in Terraform state. Import it with: \
-                         terraform import {}.<name> {object}",
+                         terraform import {}.<name> {object}. (If this plan replaces the resource with \
+                         create_before_destroy, the new object needs a name of its own: change the name, or remove \
+                         create_before_destroy.)",
                         K::TYPE_NAME
                     ),
                 ));
             }
+            Some(live) if live.metadata.deletion_timestamp.is_some() => {
+                return Err(being_deleted(&self.api.kind, &object, &live));
+            }
+            Some(live) => {
+                if let Some(stored) = live.data.get("spec") {
+                    quantity::keep_live(&self.spec_schema, stored, &mut spec);
+                }
+            }
+            None => {}
         }
         let manifest = serde_json::json!({
             "apiVersion": self.api.api_version,
@@ -231,6 +244,24 @@ fn in_state(created: bool) -> &'static str {
         "The change was written and is in state (Terraform does not taint an updated resource): the next plan shows \
          no change for it, and the object converges once the cause is fixed."
     }
+}
+
+/// The error of an update to an object that is being deleted (its `deletionTimestamp` is set): the API server would
+/// take the write, and the object would still go.
+fn being_deleted(kind: &str, object: &str, live: &DynamicObject) -> Diagnostics {
+    let finalizers = live.metadata.finalizers.clone().unwrap_or_default();
+    let held = if finalizers.is_empty() {
+        String::new()
+    } else {
+        format!(", held by finalizers: {}", finalizers.join(", "))
+    };
+    Diagnostics::error(
+        format!("{kind} {object} is being deleted"),
+        format!(
+            "The object has a deletion timestamp{held}, so a change to it would be lost with it. Wait until it is \
+             gone (the controller owning a finalizer removes it), then plan again: the plan creates it."
+        ),
+    )
 }
 
 fn delete_timed_out(
