@@ -242,6 +242,36 @@ fn gpu_sets_the_gpu_resource_over_the_containers_own() {
     assert_eq!(resources.limits.unwrap()["nvidia.com/gpu"].0, "2");
 }
 
+// The hunt's finding: KEDA's webhook refuses a ScaledObject whose HPA, `keda-hpa-<name>`, would be named over 63
+// characters, so a service of 55 characters or more never got one. Such a service names its HPA itself; a shorter one
+// keeps KEDA's default (no change to its HPA).
+#[test]
+fn a_long_service_names_its_hpa_within_kedas_limit() {
+    let hpa = |name: &str| {
+        let spec = format!(
+            "{BASE}  scaling:\n    triggers:\n    - type: kafka\n      metadata: {{topic: t}}\n"
+        )
+        .replace("name: m, namespace", &format!("name: {name}, namespace"));
+        let r = inference(&isvc(&spec), &config()).unwrap();
+        let so = r.children.scaled_object.expect("a ScaledObject");
+        assert_eq!(so.metadata.name.as_deref(), Some(name));
+        so.spec
+            .advanced
+            .map(|a| a.horizontal_pod_autoscaler_config.name)
+    };
+    assert_eq!(
+        hpa(&"a".repeat(54)),
+        None,
+        "keda-hpa- and 54 characters fit in 63"
+    );
+    let long = hpa(&"a".repeat(55)).expect("an HPA name");
+    assert!(
+        long.len() <= 63 && long.starts_with("keda-hpa-aaa"),
+        "{long}"
+    );
+    assert_ne!(hpa(&"a".repeat(56)), Some(long), "names stay distinct");
+}
+
 #[test]
 fn scaled_object_only_with_triggers_and_then_no_replicas() {
     let fixed = inference(
@@ -544,7 +574,7 @@ fn o07_dataset_pvc_is_read_only_everywhere() {
 // refuses to start a process with an entry over 128 KiB (MAX_ARG_STRLEN). Datasets with many long split URIs made
 // such a Job, whose containers could never start; it is refused at render (InvalidSpec), naming the fix.
 #[test]
-fn datasets_too_large_for_one_environment_variable_are_refused() {
+fn datasets_too_large_for_one_environment_variable_or_the_job_are_refused() {
     let datasets: Vec<Dataset> = (0..4)
         .map(|d| {
             let splits: serde_json::Map<String, serde_json::Value> = (0..16)
@@ -589,6 +619,41 @@ fn datasets_too_large_for_one_environment_variable_are_refused() {
                 .contains("over the 131072 bytes Linux lets one environment variable hold"),
         "{err}"
     );
+    // The hunt's second finding: each copy fits, but one per container (8 init containers) beside long args makes a
+    // Job over the 1.5 MiB the API server stores ("etcdserver: request is too large" at every retry).
+    let long_args = |n: usize| {
+        format!(
+            "[{}]",
+            vec![format!("'{}'", "a".repeat(4096)); n].join(", ")
+        )
+    };
+    let inits: Vec<String> = (0..8)
+        .map(|i| format!("{{name: i{i}, image: img, args: {}}}", long_args(16)))
+        .collect();
+    let crowded = |datasets: &str| {
+        run(
+            &format!("{RUN}  initContainers: [{}]\n{datasets}", inits.join(", ")).replace(
+                "container: {image: img}",
+                &format!("container: {{image: img, args: {}}}", long_args(128)),
+            ),
+        )
+    };
+    let refs = "  datasets: [{name: d0, version: \"1\", mountPath: /d0}, {name: d1, version: \"1\", mountPath: /d1}, \
+                {name: d2, version: \"1\", mountPath: /d2}]\n";
+    let err = training(&crowded(refs), &datasets, &config()).unwrap_err();
+    assert!(matches!(err, RenderError::DatasetsTooLarge(_)), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("spec.datasets: the Job would be ")
+            && err
+                .to_string()
+                .contains("over the 1572864 bytes the API server stores")
+            && err
+                .to_string()
+                .contains("copied into each of its 9 containers"),
+        "{err}"
+    );
+    training(&crowded(""), &datasets, &config()).expect("the same run without datasets fits");
 }
 
 #[test]

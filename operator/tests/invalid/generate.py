@@ -38,6 +38,8 @@ GPU = {
     "products": ["NVIDIA-L4"],
     "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
 }
+# A queue trigger (KEDA redis scaler) for the scaling cases.
+QUEUE = {"type": "redis", "metadata": {"address": "redis:6379", "listName": "q", "listLength": "8"}}
 INIT = [{"name": "init", "image": "busybox", "env": [{"name": "A", "value": "1"}]}]
 VOLUMES = [{"name": "scratch", "mountPath": "/scratch", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}]
 
@@ -245,6 +247,14 @@ def cel_cases():
         doc, path = with_resources("container", {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}},
                                    gpu={"count": 1, "resourceName": "example.com/gpu"})
         cases.append((f"{s}-container-gpu-resource-name-request", path, gpus, [doc]))
+        device_prefix = ".".join(["a" * 60] * 3 + ["a" * 62])  # 245 characters, one more than requests.<name> allows
+        for stem, resource_name in (("quota-prefix", "requests.example.com/gpu"), ("prefix-too-long", device_prefix + "/g")):
+            cases.append((f"{s}-gpu-resource-name-{stem}", "spec.gpu.resourceName",
+                          "gpu.resourceName: an extended resource name's DNS prefix is at most 244",
+                          [base(kind, gpu={"count": 1, "resourceName": resource_name})]))
+        doc, path = with_resources("init", {"limits": {device_prefix + "/fpga": "1"}})
+        cases.append((f"{s}-init-limits-device-prefix-too-long", f"{path}.limits",
+                      "resources.limits: a name without '/' must be cpu, memory", [doc]))
         cases.append((f"{s}-gpu-fit-needs-count", "spec.gpu.count", "gpu.count must be at least 1",
                       [base(kind, gpu={"count": 0, "fit": {"modules": [{"name": "m", "weightsGiB": 1, "placement": "sharded"}]}})]))
     i = "InferenceService"
@@ -270,6 +280,12 @@ def cel_cases():
         ("isvc-http-request-timeout-below-cold-start", "spec.scaling.http.requestTimeoutSeconds",
          "must exceed coldStartTimeoutSeconds",
          [base(i, gateway={"hostnames": ["m.example.test"]}, scaling={"http": {"requestTimeoutSeconds": 300}})]),
+        ("isvc-trigger-names-duplicate", "spec.scaling.triggers", "two triggers have the same name",
+         [base(i, scaling={"triggers": [dict(QUEUE, name="q"), dict(QUEUE, name="q")]})]),
+        ("isvc-trigger-named-http", "spec.scaling.triggers", "http is the name of the trigger scaling.http adds",
+         [base(i, gateway={"hostnames": ["m.example.test"]}, scaling={"http": {}, "triggers": [dict(QUEUE, name="http")]})]),
+        ("isvc-trigger-utilization-not-cpu", "spec.scaling.triggers[0].metricType", "Utilization is only for cpu and memory",
+         [base(i, scaling={"triggers": [dict(QUEUE, metricType="Utilization")]})]),
     ]
     t = "TrainingRun"
     cases += [

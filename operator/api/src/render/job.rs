@@ -36,7 +36,7 @@ pub(crate) fn job(
     let spec = &run.run.spec;
     let mut pod = pod(run, facts, datasets)?;
     inject_default_env(&mut pod, default_env);
-    Ok(Job {
+    let job = Job {
         metadata: child_meta(&run.owner, facts.job_name.clone(), run.labels.clone()),
         spec: Some(JobSpec {
             backoff_limit: spec.retries,
@@ -57,7 +57,38 @@ pub(crate) fn job(
             ..Default::default()
         }),
         status: None,
-    })
+    };
+    check_stored_size(&job, datasets)?;
+    Ok(job)
+}
+
+/// The most bytes of one object the API server stores: etcd's default request limit (`--max-request-bytes`,
+/// 1.5 MiB), measured here on the object's JSON, which is no smaller than the protobuf the API server writes.
+pub const MAX_STORED_OBJECT_BYTES: usize = 1536 * 1024;
+
+/// Refuses a Job the API server could not store ([`MAX_STORED_OBJECT_BYTES`]). The run itself was stored, so only the
+/// copies of [`DATASETS_ENV`] (one per container, each up to [`MAX_ENV_ENTRY_BYTES`]) can make its Job larger.
+fn check_stored_size(job: &Job, datasets: &[ResolvedDataset<'_>]) -> Result<(), RenderError> {
+    if datasets.is_empty() {
+        return Ok(());
+    }
+    let size = serde_json::to_vec(job).map_or(0, |json| json.len());
+    if size <= MAX_STORED_OBJECT_BYTES {
+        return Ok(());
+    }
+    let containers = job
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.spec.as_ref())
+        .map_or(1, |pod| {
+            pod.containers.len() + pod.init_containers.as_ref().map_or(0, Vec::len)
+        });
+    Err(RenderError::DatasetsTooLarge(format!(
+        "spec.datasets: the Job would be {size} bytes, over the {MAX_STORED_OBJECT_BYTES} bytes the API server stores \
+         in one object (etcd's default request limit), as the datasets' description ({DATASETS_ENV}) is copied into \
+         each of its {containers} containers: read fewer Datasets (or Datasets with fewer splits or shorter URIs), or \
+         use fewer init containers"
+    )))
 }
 
 /// Node drains and preemption (`DisruptionTarget`) do not count against `retries`.

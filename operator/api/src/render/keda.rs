@@ -53,4 +53,23 @@ pub struct ScaledObjectSpec {
     pub max_replica_count: i32,
     /// Triggers, exactly as the InferenceService gives them.
     pub triggers: Vec<Trigger>,
+    /// KEDA's advanced settings; only the HPA's name, when KEDA's own would be too long.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advanced: Option<Advanced>,
+}
+
+/// `spec.advanced` of a ScaledObject (the subset rendered).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Advanced {
+    /// The HorizontalPodAutoscaler KEDA makes.
+    pub horizontal_pod_autoscaler_config: HorizontalPodAutoscalerConfig,
+}
+
+/// `spec.advanced.horizontalPodAutoscalerConfig` of a ScaledObject (the subset rendered).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HorizontalPodAutoscalerConfig {
+    /// The HPA's name (KEDA's default: `keda-hpa-<ScaledObject name>`).
+    pub name: String,
 }

@@ -32,7 +32,7 @@ pub(crate) use inference::ParentKey;
 pub use inference::{
     InferenceChildren, InferenceFacts, RenderedInference, gateway_url, render_inference, route_url,
 };
-pub use job::MAX_ENV_ENTRY_BYTES;
+pub use job::{MAX_ENV_ENTRY_BYTES, MAX_STORED_OBJECT_BYTES};
 pub use keda::{PAUSED_REPLICAS_ANNOTATION, ScaledObject, ScaledObjectSpec};
 pub use meta::{FIELD_MANAGER, LABEL_INFERENCE, LABEL_TRAINING, MANAGED_BY};
 pub(crate) use pod::DEFAULT_SERVICE_ACCOUNT;
@@ -119,7 +119,8 @@ pub enum RenderError {
     #[error("{0}")]
     Reserved(String),
     /// The datasets a run reads describe themselves ([`DATASETS_ENV`]) in more than one environment variable
-    /// holds ([`MAX_ENV_ENTRY_BYTES`]), so no container of the Job could start.
+    /// holds ([`MAX_ENV_ENTRY_BYTES`]), so no container of the Job could start, or their copies (one per container)
+    /// make a Job larger than the API server stores ([`MAX_STORED_OBJECT_BYTES`]).
     #[error("{0}")]
     DatasetsTooLarge(String),
 }

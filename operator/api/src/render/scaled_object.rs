@@ -6,9 +6,13 @@ use std::collections::BTreeMap;
 
 use super::http_add_on::HttpAddOn;
 use super::inference::{InferenceFacts, Workload, triggers};
-use super::keda::{PAUSED_REPLICAS_ANNOTATION, ScaleTargetRef, ScaledObject, ScaledObjectSpec};
+use super::keda::{
+    Advanced, HorizontalPodAutoscalerConfig, PAUSED_REPLICAS_ANNOTATION, ScaleTargetRef,
+    ScaledObject, ScaledObjectSpec,
+};
 use super::wake;
 use crate::InferenceService;
+use crate::names::{MAX_LEN, NameRule, child_name};
 
 /// The ScaledObject of `isvc`, `None` without triggers and `scaling.http`.
 pub(crate) fn scaled_object(
@@ -53,6 +57,18 @@ pub(crate) fn scaled_object(
             min_replica_count: min_count,
             max_replica_count: max.max(min_count),
             triggers,
+            advanced: hpa_name(&workload.name).map(|name| Advanced {
+                horizontal_pod_autoscaler_config: HorizontalPodAutoscalerConfig { name },
+            }),
         },
     })
+}
+
+/// KEDA names the HPA of a ScaledObject `keda-hpa-<name>`, and its admission webhook refuses one whose HPA name
+/// would exceed 63 characters (`verifyName`, KEDA v2.20). For a ScaledObject name of 55 characters or more, the
+/// name to set instead: that prefix and the name, shortened with a hash ([`child_name`]); `None` otherwise, which
+/// leaves every shorter service's HPA as it was.
+fn hpa_name(scaled_object: &str) -> Option<String> {
+    let keda = format!("keda-hpa-{scaled_object}");
+    (keda.len() > MAX_LEN).then(|| child_name(&keda, NameRule::Dns1123Label))
 }

@@ -417,6 +417,7 @@ pub struct Fit {
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = qualified_keys("nodeSelector", "gpu.nodeSelector", "pool, example.com/pool"))]
 #[x_kube(validation = kube::core::Rule::new("!has(self.nodeSelector) || self.nodeSelector.all(k, size(self.nodeSelector[k]) <= 63 && self.nodeSelector[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))").message(kube::core::Message::Message("gpu.nodeSelector: every value must be a label value (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit): fix the value".into())).field_path(".nodeSelector"))]
+#[x_kube(validation = kube::core::Rule::new(format!("!has(self.resourceName) || ({})", super::rules::EXTENDED_RESOURCE_NAME.replace("{}", "self.resourceName"))).message(kube::core::Message::Message("gpu.resourceName: an extended resource name's DNS prefix is at most 244 characters (Kubernetes checks it as requests.<name>), and the name does not start with requests. (a quota's name): fix the name, e.g. nvidia.com/gpu".into())).field_path(".resourceName"))]
 #[x_kube(validation = kube::core::Rule::new("!has(self.fit) || self.count >= 1").message(kube::core::Message::Message("gpu.count must be at least 1 when gpu.fit is given: set gpu.count to the GPUs per pod".into())).field_path(".count"))]
 pub struct Gpu {
     /// GPUs per pod (the `resourceName` limit). 0 is allowed only without `fit`.

@@ -142,6 +142,7 @@ pub enum AuthenticationKind {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!(self.type in ['cpu', 'memory']) || !has(self.metricType) || self.metricType != 'Value'").message(Message::Message("scaling.triggers[].metricType: cpu and memory triggers accept only Utilization or AverageValue (KEDA rule)".into())).field_path(".metricType"))]
+#[x_kube(validation = Rule::new("self.type in ['cpu', 'memory'] || !has(self.metricType) || self.metricType != 'Utilization'").message(Message::Message("scaling.triggers[].metricType: Utilization is only for cpu and memory triggers; KEDA's other scalers take Value or AverageValue and drop every scaler of a ScaledObject that asks otherwise: use AverageValue or Value".into())).field_path(".metricType"))]
 pub struct Trigger {
     /// KEDA scaler type, e.g. `rabbitmq`, `redis`, `kafka`, `prometheus`, `cpu`.
     #[serde(rename = "type")]
@@ -163,8 +164,10 @@ pub struct Trigger {
 }
 
 /// Autoscaling by KEDA. A ScaledObject exists only when `triggers` is non-empty or `http` is given.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema, Default)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!has(self.triggers) || self.triggers.all(a, !has(a.name) || self.triggers.exists_one(b, has(b.name) && b.name == a.name))").message(Message::Message("scaling.triggers: two triggers have the same name, which KEDA's admission webhook refuses (ValidateTriggers): give each a distinct name or remove name".into())).field_path(".triggers"))]
+#[x_kube(validation = Rule::new("!has(self.http) || !has(self.triggers) || !self.triggers.exists(t, has(t.name) && t.name == 'http')").message(Message::Message("scaling.triggers: http is the name of the trigger scaling.http adds, and KEDA refuses two triggers of one name: rename the trigger".into())).field_path(".triggers"))]
 pub struct Scaling {
     /// KEDA triggers; scale to zero needs one whose metric exists while no pod runs (a queue,
     /// Kafka lag, a gateway backlog).

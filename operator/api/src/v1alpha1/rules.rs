@@ -86,19 +86,25 @@ pub fn prefix_within_limit(field: &str, what: &str) -> Rule {
     .field_path(format!(".{field}"))
 }
 
+/// CEL on a string `{}` naming an extended resource (`example.com/device`): Kubernetes' `IsExtendedResourceName`,
+/// which checks `requests.<name>` as a qualified name, so the name does not start `requests.` (a quota's name) and
+/// its DNS prefix is at most 244 characters (253 less `requests.`).
+pub const EXTENDED_RESOURCE_NAME: &str = "!{}.startsWith('requests.') && {}.indexOf('/') <= 244";
+
 /// Rule on a resource-requirements object: every key of its map `field` without a `/` is a standard container
 /// resource (`cpu`, `memory`, `ephemeral-storage`, `hugepages-<size>`: Kubernetes' `IsStandardContainerResourceName`,
-/// which `validateContainerResourceName` applies on the pod), and no key starts `requests.` (a quota's name, never an
-/// extended resource: `IsExtendedResourceName`). `what` is the map's path in the message.
+/// which `validateContainerResourceName` applies on the pod), and every key with one outside `kubernetes.io/` is an
+/// extended resource name ([`EXTENDED_RESOURCE_NAME`]). `what` is the map's path in the message.
 pub fn container_resource_names(field: &str, what: &str) -> Rule {
     Rule::new(format!(
-        "!has(self.{field}) || self.{field}.all(k, (k.contains('/') && !k.startsWith('requests.')) || k in ['cpu', \
-         'memory', 'ephemeral-storage'] || k.startsWith('hugepages-'))"
+        "!has(self.{field}) || self.{field}.all(k, (k.contains('/') && (k.contains('kubernetes.io/') || ({}))) || k \
+         in ['cpu', 'memory', 'ephemeral-storage'] || k.startsWith('hugepages-'))",
+        EXTENDED_RESOURCE_NAME.replace("{}", "k")
     ))
     .message(Message::Message(format!(
         "{what}: a name without '/' must be cpu, memory, ephemeral-storage or hugepages-<size> (Kubernetes' standard \
-         container resources), and none starts with requests. (a quota's name); a device is named with its domain, \
-         e.g. example.com/device (GPUs: use gpu): fix the name"
+         container resources); a device is named with its domain, e.g. example.com/device (GPUs: use gpu), whose \
+         DNS prefix is at most 244 characters and which does not start with requests. (a quota's name): fix the name"
     )))
     .field_path(format!(".{field}"))
 }
