@@ -1,8 +1,9 @@
 //! Planning (tfplugin5 `PlanResourceChange`) of every `modelfleet_*` resource: the plan modifiers in one place, in
 //! the order they run, each a small function. No I/O: plans work without a cluster and before the CRDs exist.
 //!
-//! 1. [`computed_on_create`]: `id` unknown and `namespace` the provider's default when the configuration leaves it
-//!    null (an Optional+Computed attribute may be filled only when its config is null);
+//! 1. [`computed_on_create`]: `id` unknown on create, and `namespace` the provider's default whenever the
+//!    configuration leaves it null (an Optional+Computed attribute may be filled only when its config is null), so a
+//!    change of the provider's `namespace` replaces the object as a change of `namespace` does;
 //! 2. [`with_plan_time_values`]: the kind's plan-time attributes (`capacity_class`, `url`, `job_name`), unknown while
 //!    an input is unknown; a fit no class can hold fails the plan on its attribute path;
 //! 3. [`use_state_for_unknown`]: the kind's run-time facts keep their prior value while the spec is unchanged
@@ -129,24 +130,30 @@ fn known_attributes(fields: &[Field], config: &Value) -> Map<String, Json> {
     spec
 }
 
-/// Modifier 1: on create, `id` is unknown and a null `namespace` becomes the provider's default (unknown while the
-/// provider's own namespace is).
+/// Modifier 1: on create, `id` is unknown; a null `namespace` becomes the provider's default, on create (unknown
+/// while the provider's own namespace is) and on update when it is known (an unknown one keeps the prior namespace
+/// rather than plan a replacement that may be none). A new user's trial: a changed provider `namespace` planned no
+/// change, and an import of `ns/name` into a configuration of another default namespace adopted the object there.
 fn computed_on_create(
     mut planned: BTreeMap<String, Value>,
     prior: &Value,
     config: &Value,
     default_namespace: &DefaultNamespace,
 ) -> BTreeMap<String, Value> {
-    if !prior.is_null() {
-        return planned;
+    let create = prior.is_null();
+    if create {
+        planned.insert(ID.into(), Value::Unknown);
     }
-    planned.insert(ID.into(), Value::Unknown);
     if matches!(config.get(NAMESPACE), None | Some(Value::Null)) {
-        let namespace = match default_namespace {
-            DefaultNamespace::Known(ns) => Value::string(ns),
-            DefaultNamespace::Unknown => Value::Unknown,
-        };
-        planned.insert(NAMESPACE.into(), namespace);
+        match default_namespace {
+            DefaultNamespace::Known(ns) => {
+                planned.insert(NAMESPACE.into(), Value::string(ns));
+            }
+            DefaultNamespace::Unknown if create => {
+                planned.insert(NAMESPACE.into(), Value::Unknown);
+            }
+            DefaultNamespace::Unknown => {}
+        }
     }
     planned
 }

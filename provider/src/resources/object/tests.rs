@@ -153,6 +153,44 @@ fn facts_stay_known_until_the_spec_changes() {
     assert!(plan.requires_replace.is_empty(), "intent changes in place");
 }
 
+/// A resource without `namespace` lives in the provider's: a change of the provider's `namespace` replaces it, as a
+/// change of `namespace` does (the provider hunt found it planned no change, and later writes went to the old one).
+#[test]
+fn a_changed_provider_namespace_replaces_a_resource_without_one() {
+    let resource = inference();
+    let config = config(&resource, "echo", echo_spec("0.5"));
+    let planned = resource
+        .plan(&ctx(), &Value::Null, &config, &config)
+        .unwrap()
+        .state;
+    let state = applied(&planned, &[]);
+    let proposed = with(&config, "id", Value::string("ml/echo"));
+    let proposed = with(&proposed, "namespace", Value::string("ml"));
+    let same = resource.plan(&ctx(), &state, &proposed, &config).unwrap();
+    assert!(same.requires_replace.is_empty());
+    let moved = ProviderContext::new(ProviderConfig {
+        namespace: DefaultNamespace::Known("serving".into()),
+        ..ProviderConfig::default()
+    });
+    let plan = resource.plan(&moved, &state, &proposed, &config).unwrap();
+    assert_eq!(plan.state.get("namespace"), Some(&Value::string("serving")));
+    assert!(
+        plan.requires_replace
+            .iter()
+            .any(|p| format!("{p:?}").contains("namespace")),
+        "{:?}",
+        plan.requires_replace
+    );
+    // An unknown provider namespace keeps the prior one.
+    let unknown = ProviderContext::new(ProviderConfig {
+        namespace: DefaultNamespace::Unknown,
+        ..ProviderConfig::default()
+    });
+    let plan = resource.plan(&unknown, &state, &proposed, &config).unwrap();
+    assert_eq!(plan.state.get("namespace"), Some(&Value::string("ml")));
+    assert!(plan.requires_replace.is_empty());
+}
+
 #[test]
 fn equal_quantities_never_replace_a_training_run() {
     // P-01: "0.5" -> "500m" in config is an update of the written form, never a replacement;

@@ -210,7 +210,7 @@ impl<K: Kind> CustomResource<K> {
                 WaitState::Failed(why) => {
                     return fail(
                         format!("{kind} {id} will not become {wait_for}"),
-                        format!("{why}. {kept}"),
+                        format!("{} {kept}", sentence(&why)),
                     );
                 }
                 WaitState::Waiting(missing) => (missing, wait::SLOW_ADVICE),
@@ -219,15 +219,20 @@ impl<K: Kind> CustomResource<K> {
             if started.elapsed() >= timeout {
                 return fail(
                     format!("Timed out waiting for {kind} {id} to be {wait_for}"),
-                    format!("After {}s: {missing}. {kept} {advice}", timeout.as_secs()),
+                    format!(
+                        "After {}s: {} {kept} {advice}",
+                        timeout.as_secs(),
+                        sentence(&missing)
+                    ),
                 );
             }
             if ctx.sleep_unless_stopped(WAIT_POLL).await {
                 return fail(
                     format!("Stopped waiting for {kind} {id} to be {wait_for}"),
                     format!(
-                        "Terraform was interrupted after {}s: {missing}. {kept}",
-                        started.elapsed().as_secs()
+                        "Terraform was interrupted after {}s: {} {kept}",
+                        started.elapsed().as_secs(),
+                        sentence(&missing)
                     ),
                 );
             }
@@ -243,6 +248,16 @@ fn in_state(created: bool) -> &'static str {
     } else {
         "The change was written and is in state (Terraform does not taint an updated resource): the next plan shows \
          no change for it, and the object converges once the cause is fixed."
+    }
+}
+
+/// `text` ended as a sentence: with a full stop unless it ends with one, `?` or `!` (a wait's message may ask whether
+/// the operator runs).
+fn sentence(text: &str) -> String {
+    if text.ends_with(['.', '?', '!']) {
+        text.to_string()
+    } else {
+        format!("{text}.")
     }
 }
 
