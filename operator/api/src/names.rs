@@ -134,6 +134,30 @@ pub const LABEL_VALUE_PATTERN: &str = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-
 /// only and has no `\v` (it is `\t-\r`, U+0085 and the separators `\p{Z}`, which take in the no-break space).
 pub const IMAGE_PATTERN: &str = r"^[^\t-\r\x{85}\p{Z}](.*[^\t-\r\x{85}\p{Z}])?$";
 
+/// The CRD schema's `pattern` of an env variable name (`env[].name`): Kubernetes' `IsEnvVarName` before 1.32 (the strict
+/// rule, kept so one spec works on every supported cluster).
+pub const ENV_NAME_PATTERN: &str = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$";
+
+/// The CRD schema's `pattern` of a mount path or an HTTP path: absolute, starting with `/`.
+pub const ABSOLUTE_PATH_PATTERN: &str = r"^/";
+
+/// The CRD schema's `pattern` of `gpu.resourceName`: a qualified name with a DNS prefix (`example.com/device`), as
+/// Kubernetes' `IsExtendedResourceName` requires.
+pub const EXTENDED_RESOURCE_PATTERN: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
+
+/// The CRD schema's `pattern` of a toleration `key`: empty or a qualified name (Kubernetes' `IsQualifiedName`).
+pub const OPTIONAL_QUALIFIED_NAME_PATTERN: &str = r"^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$";
+
+/// The CRD schema's `pattern` of a Dataset `version` (also a label value's characters).
+pub const VERSION_PATTERN: &str = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$";
+
+/// The CRD schema's `pattern` of `gateway.pathPrefix`: Gateway API's `HTTPPathMatch` path characters and `%XX` escapes.
+pub const PATH_PREFIX_PATTERN: &str = r"^/([-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$";
+
+/// The CRD schema's `pattern` of `gateway.hostnames[]`: Gateway API's `Hostname`, a DNS name with an optional `*.`.
+pub const HOSTNAME_PATTERN: &str =
+    r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+
 /// The CRD schema's `pattern` of a namespace or another DNS-1123 label field (container and volume names; the length,
 /// at most 63, is the field's own `maxLength`): Kubernetes' `dns1123LabelFmt`, anchored.
 pub const DNS_LABEL_PATTERN: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";

@@ -9,6 +9,7 @@
 
 pub mod cel;
 pub mod format;
+pub mod patterns;
 pub mod resources;
 
 use std::fmt;
@@ -266,10 +267,12 @@ fn check_string(schema: &Value, value: &Value, s: &str, path: &str, errs: &mut V
     if let Some(p) = schema.get("pattern").and_then(Value::as_str)
         && regex::Regex::new(p).is_ok_and(|re| !re.is_match(s))
     {
+        // The API server's words, then what the regex asks for ([`patterns::meaning`]).
+        let meaning = patterns::meaning(p).map_or_else(String::new, |m| format!(": {m}"));
         errs.push(invalid(
             path,
             value,
-            format!("{path} in body should match '{p}'"),
+            format!("{path} in body should match '{p}'{meaning}"),
         ));
     }
     if let Some(f) = schema.get("format").and_then(Value::as_str)

@@ -18,18 +18,6 @@ pub fn config<K: Kind>(fields: &[Field], spec_schema: &Json, config: &Value) -> 
     let kind = K::Object::kind(&());
     diags.extend(timeouts::validate(config));
     diags.extend(against_schema(&kind, fields, spec_schema, config));
-    for field in fields {
-        if let (fields::FieldKind::Json, Some(Value::String(text))) =
-            (&field.kind, config.get(&field.tf_name))
-            && serde_json::from_str::<Json>(text).is_err()
-        {
-            diags.push_error(
-                Some(AttrPath::attrs(&[&field.tf_name])),
-                "Invalid JSON",
-                "This attribute takes a JSON document (use jsonencode()).",
-            );
-        }
-    }
     if let Some(Value::String(wait_for)) = config.get(WAIT_FOR)
         && !K::WAIT_VALUES.contains(&wait_for.as_str())
     {
@@ -85,9 +73,11 @@ pub fn against_schema(
     config: &Value,
 ) -> Diagnostics {
     let mut diags = Diagnostics::new();
-    let Ok((spec, unknown)) = fields::to_known_json(fields, config) else {
-        // What does not convert (invalid JSON text) is reported by `config` itself.
-        return diags;
+    // What does not convert (a JSON attribute's invalid text, a number beyond float64) is the error, on its path;
+    // the rest is judged once it converts (a new user's trial: one such number silenced every other check).
+    let (spec, unknown) = match fields::to_known_json(fields, config) {
+        Ok(converted) => converted,
+        Err(conversion) => return conversion,
     };
     let related = |path: &AttrPath| {
         unknown

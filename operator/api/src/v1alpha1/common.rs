@@ -78,7 +78,7 @@ pub struct EnvVar {
     /// Names starting `MODEL_FLEET_` are reserved for the variables the operator sets, and are refused.
     #[schemars(
         length(min = 1, max = 128),
-        regex(pattern = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+        regex(pattern = crate::names::ENV_NAME_PATTERN)
     )]
     pub name: String,
     /// Literal value; may use `$(OTHER_VAR)` expansion like any Kubernetes env var.
@@ -223,7 +223,7 @@ pub struct Volume {
     )]
     pub name: String,
     /// Absolute path inside the containers.
-    #[schemars(length(min = 1, max = 1024), regex(pattern = r"^/"))]
+    #[schemars(length(min = 1, max = 1024), regex(pattern = crate::names::ABSOLUTE_PATH_PATTERN))]
     pub mount_path: String,
     /// Mount read-only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -440,7 +440,7 @@ pub struct Gpu {
     #[schemars(
         length(min = 1, max = 253),
         regex(
-            pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+            pattern = crate::names::EXTENDED_RESOURCE_PATTERN
         )
     )]
     pub resource_name: Option<String>,

@@ -96,7 +96,7 @@ pub struct DatasetSpec {
     /// The version this resource describes, e.g. `3`; TrainingRuns must name it.
     #[schemars(
         length(min = 1, max = 63),
-        regex(pattern = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+        regex(pattern = crate::names::VERSION_PATTERN)
     )]
     pub version: String,
     /// Where the data lives.

@@ -35,7 +35,7 @@ pub struct Model {
 pub struct StartupProbe {
     /// HTTP path probed; absent means `readinessPath`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 1024), regex(pattern = r"^/"))]
+    #[schemars(length(max = 1024), regex(pattern = crate::names::ABSOLUTE_PATH_PATTERN))]
     pub path: Option<String>,
     /// Longest time in seconds a model may take to load before the container is restarted;
     /// absent means 1800 (30 minutes).
@@ -76,7 +76,7 @@ pub struct ServingContainer {
     pub resources: Option<Resources>,
     /// HTTP path of the readiness probe; absent means `/`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 1024), regex(pattern = r"^/"))]
+    #[schemars(length(max = 1024), regex(pattern = crate::names::ABSOLUTE_PATH_PATTERN))]
     pub readiness_path: Option<String>,
     /// Startup probe for model loading; absent means the readiness path with a 30 minute budget.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -269,7 +269,7 @@ pub struct Gateway {
         inner(
             length(min = 1, max = 253),
             regex(
-                pattern = r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+                pattern = crate::names::HOSTNAME_PATTERN
             )
         )
     )]
@@ -279,7 +279,7 @@ pub struct Gateway {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(
         length(min = 1, max = 1024),
-        regex(pattern = r"^/([-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$")
+        regex(pattern = crate::names::PATH_PREFIX_PATTERN)
     )]
     pub path_prefix: Option<String>,
     /// Whether the Gateway strips `pathPrefix` before the request reaches the model (`/qwen-7b/v1/models` arrives as

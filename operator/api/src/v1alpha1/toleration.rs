@@ -39,7 +39,7 @@ pub struct Toleration {
     #[schemars(
         length(max = 317),
         regex(
-            pattern = r"^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$"
+            pattern = crate::names::OPTIONAL_QUALIFIED_NAME_PATTERN
         )
     )]
     pub key: Option<String>,

@@ -87,7 +87,7 @@ pub struct DatasetRef {
     #[schemars(length(min = 1, max = 63))]
     pub version: String,
     /// Where the Dataset's PVC (if any) is mounted, read-only.
-    #[schemars(length(min = 1, max = 1024), regex(pattern = r"^/"))]
+    #[schemars(length(min = 1, max = 1024), regex(pattern = crate::names::ABSOLUTE_PATH_PATTERN))]
     pub mount_path: String,
     /// Namespace of the Dataset (a DNS label); accepted only when equal to the run's own namespace.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -43,6 +43,15 @@ fn number_to_json(n: &Number, path: &AttrPath) -> Result<Json, Diagnostics> {
         })
 }
 
+/// The error of a JSON attribute whose text does not parse.
+fn invalid_json(path: &AttrPath, error: &serde_json::Error) -> Diagnostics {
+    Diagnostics::error_at(
+        path.clone(),
+        "Invalid JSON",
+        format!("This attribute takes a JSON document (use jsonencode()): {error}."),
+    )
+}
+
 fn unknown_error(path: &AttrPath) -> Diagnostics {
     Diagnostics::error_at(
         path.clone(),
@@ -135,8 +144,9 @@ fn field_to_json(
         (FieldKind::Map(_), Value::Map(entries)) if entries.is_empty() => return Ok(None),
         (FieldKind::Scalar(t), v) => scalar_to_json(v, t, here)?,
         (FieldKind::IntOrString, v) => scalar_to_json(v, &Type::String, here)?,
-        (FieldKind::Json, Value::String(text)) => serde_json::from_str(text)
-            .map_err(|e| Diagnostics::error_at(here.clone(), "Invalid JSON", e.to_string()))?,
+        (FieldKind::Json, Value::String(text)) => {
+            serde_json::from_str(text).map_err(|e| invalid_json(here, &e))?
+        }
         (FieldKind::ScalarList(t), Value::List(items)) => {
             let mut out = Vec::new();
             for (i, v) in items.iter().enumerate() {

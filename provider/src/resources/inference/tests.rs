@@ -516,6 +516,27 @@ fn a_quantity_with_an_exponent_and_a_suffix_fails_validation() {
     );
 }
 
+// The provider hunt's finding: one number beyond float64 (`max = 1e309`) failed the conversion, and validate then
+// judged nothing at all, `port = 99999` beside it included; the number is now the error, on its path.
+#[test]
+fn a_number_beyond_float64_fails_validation_on_its_path() {
+    let resource = inference();
+    let fields = resource.fields();
+    let spec = json!({"model": {"name": "m"}, "container": {"image": "i"}, "replicas": {"min": 1, "max": 2}});
+    let mut value = resource_value(fields, "m", spec);
+    let huge = crate::value::Number::parse("1e309").unwrap();
+    set(&mut value, &["replicas", "max"], Value::Number(huge));
+    let diags = resource.validate(&value);
+    let found: Vec<(String, String)> = diags
+        .0
+        .iter()
+        .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.clone()))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "replicas.max");
+    assert!(found[0].1.contains("beyond the range"), "{found:?}");
+}
+
 // A new-user trial: `expires_at = "tomorrow"` passed validate (the CRD's `format: date-time` was not checked), then
 // the API server refused the apply.
 #[test]
