@@ -221,9 +221,10 @@ resource "modelfleet_training" "big" {{
 }
 
 /// A new user's trial: a TrainingRun made with kubectl from YAML, whose `cpu: 1` the API server keeps as a JSON
-/// number, then imported, plans clean; an update of `intent` (with `force_conflicts`, as kubectl owns it) must then go
-/// through. Before, the provider sent `cpu = "1"` as a string, a change to server-side apply of the immutable
-/// `container`, and the API server refused every update of the run. The update sends the stored form instead.
+/// number, then imported, plans clean; an update of `intent` must then go through. Before, `intent` conflicted with
+/// kubectl, its owner, and with `force_conflicts` the provider sent `cpu = "1"` as a string, a change to server-side
+/// apply of the immutable `container`, which the API server refused at every update of the run. The first write now
+/// adopts what the import read, and every write sends the stored form of the values the plan found equal.
 #[tokio::test]
 async fn an_imported_run_with_a_numeric_quantity_takes_updates() {
     let cluster = Cluster::for_tests();
@@ -246,7 +247,7 @@ async fn an_imported_run_with_a_numeric_quantity_takes_updates() {
         serde_json::json!(1),
         "kubectl stores a number"
     );
-    let provider = provider_block(&cluster.kubeconfig, &ns, "  force_conflicts = true\n");
+    let provider = provider_block(&cluster.kubeconfig, &ns, "");
     let main_tf = |intent: &str| {
         format!(
             r#"{provider}

@@ -96,7 +96,10 @@ pub fn resource_page(page: &ResourcePage) -> String {
     }
     out.push_str(&format!(
         "\n## Import\n\nAn existing object is imported by `namespace/name`:\n\n```shell\nterraform import \
-         {t}.example ml/example\n```\n",
+         {t}.example ml/example\n```\n\nThe first apply that changes it takes the fields it writes over \
+         from the managers that set them (as `force_conflicts` does), and every apply removes a field its plan \
+         removes, whoever set it: the apply does what its plan shows. Fields another manager adds later stay \
+         theirs, and a plan does not show them.\n",
         t = page.type_name
     ));
     out

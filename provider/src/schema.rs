@@ -340,20 +340,22 @@ pub fn provider_schema() -> Schema {
                 Attribute::optional(
                     "namespace",
                     s.clone(),
-                    "Namespace for resources that do not set one (default `default`).",
+                    "Namespace for resources that do not set one (default `default`); changing it replaces them.",
                 ),
                 Attribute::optional(
                     "field_manager",
                     s,
                     "Server-side apply field manager (default `terraform-modelfleet`). Keep a name starting \
                      `terraform`: the Slack bot tells people to change a field Terraform owns in the configuration \
-                     only when its manager's name starts so.",
+                     only when its manager's name starts so. After a change, the next write to each object takes \
+                     over the fields it writes, as the first write after an import does.",
                 ),
                 Attribute::optional(
                     "force_conflicts",
                     Type::Bool,
                     "Take over fields owned by other field managers (default false: a conflict \
-                     is an error naming the other manager and the fields).",
+                     is an error naming the other manager and the fields). Not needed after an import: the first \
+                     write after it takes over the fields it writes.",
                 ),
             ],
             blocks: vec![],

@@ -82,43 +82,21 @@ impl<K: Kind> CustomResource<K> {
         let existing = api_error::get_object(&api, &name)
             .await
             .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?;
-        match existing {
-            Some(_) if prior.is_null() => {
-                return Err(Diagnostics::error(
-                    format!("{} {object} already exists", self.api.kind),
-                    format!(
-                        "An object with this name exists but is not in Terraform state. Import it with: \
-                         terraform import {}.<name> {object}. (If this plan replaces the resource with \
-                         create_before_destroy, the new object needs a name of its own: change the name, or remove \
-                         create_before_destroy.)",
-                        K::TYPE_NAME
-                    ),
-                ));
-            }
-            Some(live) if live.metadata.deletion_timestamp.is_some() => {
-                return Err(being_deleted(&self.api.kind, &object, &live));
-            }
-            Some(live) => {
-                if let Some(stored) = live.data.get("spec") {
-                    quantity::keep_live(&self.spec_schema, stored, &mut spec);
-                }
-            }
-            None => {}
-        }
-        let manifest = serde_json::json!({
-            "apiVersion": self.api.api_version,
-            "kind": self.api.kind,
-            "metadata": { "name": name, "namespace": namespace },
-            "spec": spec,
-        });
+        let force = self.before_write(ctx, existing, prior, &object, &mut spec)?;
+        let manifest = self.manifest(&namespace, &name, spec);
         let mut params = PatchParams::apply(&ctx.config.field_manager);
-        if ctx.config.force_conflicts {
+        if force {
             params = params.force();
         }
-        let written = api
+        let mut written = api
             .patch(&name, &params, &Patch::Apply(&manifest))
             .await
             .map_err(|e| self.api_error(e, Action::Apply, &object, ctx))?;
+        if !prior.is_null() {
+            written = self
+                .remove_what_the_plan_removed(ctx, &api, &object, prior, &manifest["spec"], written)
+                .await?;
+        }
         let warnings = kept_by_others(&self.api.kind, &object, &written, manifest["spec"].clone());
         // The CRDs add no defaults, so the object holds exactly the planned spec: the new state is the plan (every
         // known planned value unchanged) with id and namespace known.
@@ -131,6 +109,88 @@ impl<K: Kind> CustomResource<K> {
         state.insert(ID.into(), Value::string(&object));
         state.insert(NAMESPACE.into(), Value::string(&namespace));
         Ok((Value::Object(state), warnings))
+    }
+
+    /// What the read before a write decides (no I/O): a create refuses an `existing` object it did not make, an update
+    /// refuses one being deleted and sends the stored form of every value the plan found equal
+    /// (`quantity::keep_live`, into `spec`). Returns whether to force the server-side apply: when `force_conflicts`
+    /// is set, and on the first write after an import (or a change of `field_manager`: our manager owns nothing of
+    /// the spec yet), as `terraform import` is the user's word that Terraform now manages the object, so a changed
+    /// field another manager set is taken over rather than a conflict.
+    fn before_write(
+        &self,
+        ctx: &ProviderContext,
+        existing: Option<DynamicObject>,
+        prior: &Value,
+        object: &str,
+        spec: &mut Json,
+    ) -> Result<bool, Diagnostics> {
+        let force = ctx.config.force_conflicts;
+        match existing {
+            Some(_) if prior.is_null() => Err(Diagnostics::error(
+                format!("{} {object} already exists", self.api.kind),
+                format!(
+                    "An object with this name exists but is not in Terraform state. Import it with: terraform import \
+                     {}.<name> {object}. (If this plan replaces the resource with create_before_destroy, the new \
+                     object needs a name of its own: change the name, or remove create_before_destroy.)",
+                    K::TYPE_NAME
+                ),
+            )),
+            Some(live) if live.metadata.deletion_timestamp.is_some() => {
+                Err(being_deleted(&self.api.kind, object, &live))
+            }
+            Some(live) => {
+                let stored = live.data.get("spec").cloned().unwrap_or(Json::Null);
+                quantity::keep_live(&self.spec_schema, &stored, spec);
+                let ours = managed::owned_spec_fields(
+                    live.metadata.managed_fields.as_deref().unwrap_or_default(),
+                    &ctx.config.field_manager,
+                );
+                Ok(force || ours.is_none())
+            }
+            None => Ok(force),
+        }
+    }
+
+    /// Server-side apply removes only fields this manager set: a field the plan removed (the `prior` state holds it,
+    /// the `applied` spec leaves it out) that another manager set (kubectl before an import, the Slack bot) is removed
+    /// from the `written` object by a merge patch ([`managed::removal_patch`]), so the apply does what the plan showed.
+    /// Returns the object as last written.
+    async fn remove_what_the_plan_removed(
+        &self,
+        ctx: &ProviderContext,
+        api: &Api<DynamicObject>,
+        object: &str,
+        prior: &Value,
+        applied: &Json,
+        written: DynamicObject,
+    ) -> Result<DynamicObject, Diagnostics> {
+        let held = Json::Object(fields::to_json(&self.fields, prior, &AttrPath::root())?);
+        let Some(removal) = managed::removal_patch(&held, applied, &written.data["spec"]) else {
+            return Ok(written);
+        };
+        let params = PatchParams {
+            field_manager: Some(ctx.config.field_manager.clone()),
+            ..PatchParams::default()
+        };
+        let name = written.metadata.name.clone().unwrap_or_default();
+        api.patch(
+            &name,
+            &params,
+            &Patch::Merge(serde_json::json!({ "spec": removal })),
+        )
+        .await
+        .map_err(|e| self.api_error(e, Action::Apply, object, ctx))
+    }
+
+    /// The object as server-side apply takes it: `spec` under this kind's API version, name and namespace.
+    fn manifest(&self, namespace: &str, name: &str, spec: Json) -> Json {
+        serde_json::json!({
+            "apiVersion": self.api.api_version,
+            "kind": self.api.kind,
+            "metadata": { "name": name, "namespace": namespace },
+            "spec": spec,
+        })
     }
 
     /// One read of a wait through `api`: `Ok(Ok(json))` with the object's JSON (`None` when it is gone), `Ok(Err(why))`
