@@ -82,6 +82,26 @@ fn run_json(cluster: &Cluster, ns: &str, name: &str) -> serde_json::Value {
     .unwrap()
 }
 
+/// Writes `main_tf`, whose only change is the run's `intent`, checks that the plan updates it in place (a run's
+/// intent is mutable), applies it and checks the run `name` holds `intent`.
+fn change_intent_in_place(
+    tf: &Terraform,
+    main_tf: &str,
+    cluster: &Cluster,
+    ns: &str,
+    name: &str,
+    intent: &str,
+) {
+    tf.write("main.tf", main_tf).unwrap();
+    let text = plan(tf, 2, "intent changed");
+    assert!(
+        text.contains("updated in-place") && !text.contains("must be replaced"),
+        "{text}"
+    );
+    tf.apply().unwrap();
+    assert_eq!(run_json(cluster, ns, name)["spec"]["intent"], intent);
+}
+
 #[tokio::test]
 async fn dataset_example_completes_then_intent_update_replace_destroy() {
     let cluster = Cluster::for_tests();
@@ -122,17 +142,7 @@ async fn dataset_example_completes_then_intent_update_replace_destroy() {
         "wait_for = \"reconciled\"\n  intent   = \"suspended\"",
     );
     assert_ne!(suspended, main_tf);
-    tf.write("main.tf", &suspended).unwrap();
-    let text = plan(&tf, 2, "intent changed");
-    assert!(
-        text.contains("updated in-place") && !text.contains("must be replaced"),
-        "{text}"
-    );
-    tf.apply().unwrap();
-    assert_eq!(
-        run_json(&cluster, &ns, "finetune-1")["spec"]["intent"],
-        "suspended"
-    );
+    change_intent_in_place(&tf, &suspended, &cluster, &ns, "finetune-1", "suspended");
     plan(&tf, 0, "after the intent update");
 
     // Any other spec change replaces the run.
@@ -273,17 +283,7 @@ resource "modelfleet_training" "imported" {{
     ])
     .unwrap();
     plan(&tf, 0, "right after the import");
-    tf.write("main.tf", &main_tf("active")).unwrap();
-    let text = plan(&tf, 2, "intent changed");
-    assert!(
-        text.contains("updated in-place") && !text.contains("must be replaced"),
-        "{text}"
-    );
-    tf.apply().unwrap();
-    assert_eq!(
-        run_json(&cluster, &ns, "imported")["spec"]["intent"],
-        "active"
-    );
+    change_intent_in_place(&tf, &main_tf("active"), &cluster, &ns, "imported", "active");
     assert_eq!(
         cpu(&cluster),
         serde_json::json!(1),

@@ -53,6 +53,14 @@ fn applied(planned: &Value, facts: &[(&str, Value)]) -> Value {
     Value::Object(attrs)
 }
 
+/// The planned state of creating `resource` from `config` (no prior state).
+fn created<K: Kind>(resource: &CustomResource<K>, config: &Value) -> Value {
+    resource
+        .plan(&ctx(), &Value::Null, config, config)
+        .unwrap()
+        .state
+}
+
 fn echo_spec(cpu: &str) -> Json {
     json!({"model": {"name": "echo"}, "container": {"image": "hashicorp/http-echo:1.0",
         "resources": {"requests": {"cpu": cpu, "memory": "1.5Gi"}}},
@@ -111,10 +119,7 @@ fn plan_time_values_are_known_and_facts_unknown_on_create() {
 fn facts_stay_known_until_the_spec_changes() {
     let resource = inference();
     let config = config(&resource, "echo", echo_spec("0.5"));
-    let planned = resource
-        .plan(&ctx(), &Value::Null, &config, &config)
-        .unwrap()
-        .state;
+    let planned = created(&resource, &config);
     let state = applied(
         &planned,
         &[
@@ -159,11 +164,7 @@ fn facts_stay_known_until_the_spec_changes() {
 fn a_changed_provider_namespace_replaces_a_resource_without_one() {
     let resource = inference();
     let config = config(&resource, "echo", echo_spec("0.5"));
-    let planned = resource
-        .plan(&ctx(), &Value::Null, &config, &config)
-        .unwrap()
-        .state;
-    let state = applied(&planned, &[]);
+    let state = applied(&created(&resource, &config), &[]);
     let proposed = with(&config, "id", Value::string("ml/echo"));
     let proposed = with(&proposed, "namespace", Value::string("ml"));
     let same = resource.plan(&ctx(), &state, &proposed, &config).unwrap();
