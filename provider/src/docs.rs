@@ -97,9 +97,9 @@ pub fn resource_page(page: &ResourcePage) -> String {
     out.push_str(&format!(
         "\n## Import\n\nAn existing object is imported by `namespace/name`:\n\n```shell\nterraform import \
          {t}.example ml/example\n```\n\nThe first apply that changes it takes the fields it writes over \
-         from the managers that set them (as `force_conflicts` does), and every apply removes a field its plan \
-         removes, whoever set it: the apply does what its plan shows. Fields another manager adds later stay \
-         theirs, and a plan does not show them.\n",
+         from the managers that set them (as `force_conflicts` does). A field the configuration leaves out that \
+         another manager set stays theirs: the first plan after the import shows its removal, and the apply warns \
+         that it was kept; set it in the configuration to manage it here.\n",
         t = page.type_name
     ));
     out

@@ -114,12 +114,13 @@ fn table(rows: &[Row]) -> String {
          Kubernetes refuses a bad name or key in an `env` reference only on the rendered \
          pod, and takes a bad name in a volume, where the pod then waits forever for an object that cannot exist; \
          a bad Gateway namespace or listener makes the rendered HTTPRoute one the API server refuses at every \
-         retry; an allowlist entry that is not a ServiceAccount name can never match a run. Six more checks have no case in the table; \
+         retry; an allowlist entry that is not a ServiceAccount name can never match a run. Seven more checks have no case in the table; \
          `render -f` and the provider's `validate` and `plan` refuse them on the field, naming the fix (unit tests \
          in `operator/api/src/quantity/tests.rs`, `operator/api/src/validate/format.rs` and \
          `operator/api/src/validate/resources.rs`). The API server checks the date-time on the custom resource; \
-         the other five it refuses only on the rendered Deployment or Job (a reconcile error that never heals), \
-         as the CRD cannot state them within the API server's CEL cost budget:\n\n\
+         the other six it does not check: it refuses the first five only on the rendered Deployment \
+         or Job (a reconcile error that never heals), as the CRD cannot state them within the API server's CEL cost \
+         budget, and the operator overrides the last:\n\n\
          - a quantity (`resources`, `emptyDir.sizeLimit`) must follow Kubernetes' grammar \
          `<sign><number><suffix>`: one suffix (`Ki`..`Ei`, `n`..`E`) or one decimal exponent (`e3`), never both \
          (`1e3m` is refused);\n\
@@ -131,7 +132,11 @@ fn table(rows: &[Row]) -> String {
          both are given (Kubernetes never overcommits one);\n\
          - huge pages (`hugepages-<size>`) are named by a whole, positive page size Kubernetes can read (`2Mi`, \
          `1Gi`), come in whole pages (`hugepages-2Mi: 3Mi` is refused) and, like an extended resource, have a \
-         request equal to their limit.\n\n\
+         request equal to their limit;\n\
+         - the main container's `resources` must not name the GPU's resource (`gpu.resourceName`, absent means \
+         `nvidia.com/gpu`): `gpu.count` sets it, and the operator writes its limit from `gpu.count` over one given \
+         there. (Not a CRD rule: a rule on the spec would refuse every later change, `intent` included, of an \
+         object stored before it.)\n\n\
          | case | kind | field | rule | message | Terraform |\n| --- | --- | --- | --- | --- | --- |\n",
     );
     for row in rows {

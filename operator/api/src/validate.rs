@@ -366,4 +366,5 @@ fn check_object(
         }
     }
     resources::check(schema, obj, path, errs);
+    resources::check_gpu(schema, obj, path, errs);
 }

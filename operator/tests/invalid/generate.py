@@ -239,14 +239,6 @@ def cel_cases():
             doc, path = with_resources(where, {"requests": {"hugepages-2Mi": "4Mi"}, "limits": {"hugepages-2Mi": "4Mi"}})
             cases.append((f"{s}-{where}-huge-pages-alone", path,
                           "resources: huge pages need a cpu or memory request or limit", [doc]))
-        gpus = "container.resources: GPUs are set by gpu, not here"
-        doc, path = with_resources("container", {"limits": {"nvidia.com/gpu": "2"}}, gpu={"count": 1})
-        cases.append((f"{s}-container-gpu-limit", path, gpus, [doc]))
-        doc, path = with_resources("container", {"limits": {"nvidia.com/gpu": "1"}})
-        cases.append((f"{s}-container-gpu-limit-without-gpu", path, gpus, [doc]))
-        doc, path = with_resources("container", {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}},
-                                   gpu={"count": 1, "resourceName": "example.com/gpu"})
-        cases.append((f"{s}-container-gpu-resource-name-request", path, gpus, [doc]))
         device_prefix = ".".join(["a" * 60] * 3 + ["a" * 62])  # 245 characters, one more than requests.<name> allows
         for stem, resource_name in (("quota-prefix", "requests.example.com/gpu"), ("prefix-too-long", device_prefix + "/g")):
             cases.append((f"{s}-gpu-resource-name-{stem}", "spec.gpu.resourceName",

@@ -125,34 +125,6 @@ fn collect_kept(live: &Json, desired: &Json, at: &str, kept: &mut Vec<String>) {
     }
 }
 
-/// The JSON merge patch of a spec that removes, from the `written` spec, the fields a plan removed: object keys the
-/// prior state's spec `prior` holds (not null) that the applied spec `desired` leaves out (absent or null) and that
-/// `written` still holds, because another manager set them and server-side apply keeps those. Objects present in all
-/// three are followed key by key; anything else is removed whole. `None` when nothing is left to remove.
-pub fn removal_patch(prior: &Json, desired: &Json, written: &Json) -> Option<Json> {
-    let (Json::Object(prior), Json::Object(written)) = (prior, written) else {
-        return None;
-    };
-    let mut patch = Map::new();
-    for (key, held) in prior.iter().filter(|(_, v)| !v.is_null()) {
-        let Some(live) = written.get(key).filter(|v| !v.is_null()) else {
-            continue;
-        };
-        match desired.get(key) {
-            None | Some(Json::Null) => {
-                patch.insert(key.clone(), Json::Null);
-            }
-            Some(wanted @ Json::Object(_)) => {
-                if let Some(inner) = removal_patch(held, wanted, live) {
-                    patch.insert(key.clone(), inner);
-                }
-            }
-            Some(_) => {}
-        }
-    }
-    (!patch.is_empty()).then_some(Json::Object(patch))
-}
-
 #[cfg(test)]
 mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
@@ -244,26 +216,5 @@ mod tests {
             vec!["intent".to_owned(), "model.servedName".to_owned()]
         );
         assert!(kept_by_others(&desired, &desired).is_empty());
-    }
-
-    // The provider hunt's finding: after an import, a plan showed `- replicas` and `- intent`, the apply reported
-    // success, and both stayed (kubectl owned them). The removal patch names exactly the fields the plan removed that
-    // the object still holds.
-    #[test]
-    fn the_removal_patch_holds_what_the_plan_removed_and_the_object_kept() {
-        let prior = json!({"intent": "suspended", "replicas": {"min": 1, "max": 3},
-            "container": {"image": "a", "command": ["python"]}, "gateway": null});
-        let desired = json!({"replicas": {"min": 1}, "container": {"image": "b"}});
-        let written = json!({"intent": "suspended", "replicas": {"min": 1, "max": 3},
-            "container": {"image": "b", "command": ["python"]}, "scaling": {"cooldownPeriod": 30}});
-        assert_eq!(
-            removal_patch(&prior, &desired, &written),
-            Some(
-                json!({"intent": null, "replicas": {"max": null}, "container": {"command": null}})
-            )
-        );
-        // Nothing the object no longer holds, nothing the state never held (scaling: another manager's, not shown).
-        let applied = json!({"replicas": {"min": 1}, "container": {"image": "b"}, "scaling": {"cooldownPeriod": 30}});
-        assert_eq!(removal_patch(&prior, &desired, &applied), None);
     }
 }

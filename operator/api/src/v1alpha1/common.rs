@@ -105,7 +105,8 @@ pub struct EnvVar {
 #[x_kube(validation = huge_pages_beside_cpu_or_memory())]
 pub struct Resources {
     /// Minimum resources the scheduler reserves, e.g. `cpu: "2"`, `memory: 16Gi`. The main container's GPUs are
-    /// set by `gpu`, not here (a CRD rule refuses `gpu.resourceName` in the main container's `resources`). An
+    /// set by `gpu`, not here (`render -f` and the provider refuse `gpu.resourceName` in the main container's
+    /// `resources`, and the operator writes its limit from `gpu.count`). An
     /// extended resource or huge pages need a limit of the same amount, and huge pages a `cpu` or `memory` amount
     /// beside them (Kubernetes' rules for the pod).
     #[serde(skip_serializing_if = "Option::is_none")]

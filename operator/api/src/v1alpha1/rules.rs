@@ -162,30 +162,6 @@ pub fn huge_pages_beside_cpu_or_memory() -> Rule {
     ))
 }
 
-/// Rule on a spec with `gpu` and `container`: the main container's `resources` do not name the GPU's extended
-/// resource (`gpu.resourceName`, absent means `nvidia.com/gpu`). `gpu.count` sets it: render writes its limit, which
-/// would otherwise override the one given here and leave a request Kubernetes refuses beside it.
-pub fn gpu_not_in_container_resources() -> Rule {
-    let gpu =
-        "(has(self.gpu) && has(self.gpu.resourceName) ? self.gpu.resourceName : 'nvidia.com/gpu')";
-    let absent = |map: &str| {
-        format!(
-            "(!has(self.container.resources.{map}) || !({gpu} in self.container.resources.{map}))"
-        )
-    };
-    Rule::new(format!(
-        "!has(self.container.resources) || ({} && {})",
-        absent("requests"),
-        absent("limits")
-    ))
-    .message(Message::Message(
-        "container.resources: GPUs are set by gpu, not here: remove the GPU's resource (gpu.resourceName; absent \
-         means nvidia.com/gpu) from container.resources.requests and .limits, and set gpu.count to the GPUs per pod"
-            .into(),
-    ))
-    .field_path(".container.resources")
-}
-
 /// Rule on a parent: every key of its map `field` is a qualified name ([`QUALIFIED_NAME`], [`PREFIX_WITHIN_LIMIT`]).
 /// `what` is the map's path in the message and `example` a valid key.
 pub fn qualified_keys(field: &str, what: &str, example: &str) -> Rule {

@@ -136,7 +136,6 @@ pub struct DatasetRef {
 #[x_kube(validation = immutable("automountServiceAccountToken", "TrainingRun", NEW_RUN))]
 #[x_kube(validation = immutable("podSecurity", "TrainingRun", NEW_RUN))]
 #[x_kube(validation = immutable("datasets", "TrainingRun", NEW_RUN))]
-#[x_kube(validation = super::rules::gpu_not_in_container_resources())]
 #[x_kube(validation = super::rules::unique("volumes", "name", "volumes"))]
 #[x_kube(validation = super::rules::unique("volumes", "mountPath", "volumes"))]
 #[x_kube(validation = super::rules::unique("initContainers", "name", "initContainers"))]

@@ -150,6 +150,40 @@ pub fn check(schema: &Value, obj: &Map<String, Value>, path: &str, errs: &mut Ve
     }
 }
 
+/// Checks, on a spec with `gpu` and `container` (`schema` has both), that the main container's `resources` do not
+/// name the GPU's extended resource (`gpu.resourceName`, absent means `nvidia.com/gpu`): `gpu.count` sets it, and
+/// the operator writes its limit from `gpu.count` over one given there (and drops a request of it). Not a CRD rule:
+/// a rule on the spec would refuse every later change (`intent`, `cancel`) of an object stored before it, as
+/// validation ratcheting skips only a rule whose own object is unchanged.
+pub fn check_gpu(schema: &Value, obj: &Map<String, Value>, path: &str, errs: &mut Vec<FieldError>) {
+    let has = |name: &str| schema.pointer(&format!("/properties/{name}")).is_some();
+    if !(has("gpu") && has("container")) {
+        return;
+    }
+    let gpu = obj
+        .get("gpu")
+        .and_then(|g| g.get("resourceName"))
+        .and_then(Value::as_str)
+        .unwrap_or(crate::capacity::DEFAULT_GPU_RESOURCE);
+    for map in ["requests", "limits"] {
+        let Some(value) = obj
+            .get("container")
+            .and_then(|c| c.pointer(&format!("/resources/{map}")))
+            .and_then(|m| m.get(gpu))
+        else {
+            continue;
+        };
+        let at = format!("{path}.container.resources.{map}.{gpu}");
+        errs.push(FieldError {
+            message: format!(
+                "Invalid value: {value}: {at}: GPUs are set by gpu, not here: remove it and set gpu.count to the GPUs \
+                 per pod (the operator writes the {gpu} limit from gpu.count)"
+            ),
+            path: at,
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -243,10 +277,10 @@ mod tests {
             "{found:?}"
         );
         // Equal whole amounts, a native kubernetes.io/ name and a request alone pass: that such a request has a limit
-        // is a CRD rule (`limits_for_requests_not_overcommitted`), as is the GPU's absence from the main container.
+        // is a CRD rule (`limits_for_requests_not_overcommitted`).
         assert_eq!(
             errors(
-                json!({"requests": {"example.com/dev": 2, "kubernetes.io/x": "0.5", "nvidia.com/gpu": 1},
+                json!({"requests": {"example.com/dev": 2, "kubernetes.io/x": "0.5", "example.com/fpga": 1},
                 "limits": {"example.com/dev": "2"}})
             ),
             []
@@ -340,6 +374,53 @@ mod tests {
                 "limits": {"hugepages-1Gi": "2Gi", "hugepages-2Mi": "0", "hugepages-2048Ki": "4194304"}})
             ),
             []
+        );
+    }
+
+    // The hunt's finding: `nvidia.com/gpu` in the main container's resources beside `gpu.count` had its limit replaced
+    // by `gpu.count` and kept its request (refused when they differed). render -f and the provider refuse it on the
+    // field; init containers and specs without the named resource pass.
+    #[test]
+    fn the_gpus_resource_is_refused_in_the_main_containers_resources() {
+        let schema = schema_of("TrainingRun")
+            .and_then(|s| s.pointer("/properties/spec"))
+            .unwrap();
+        let spec = |gpu: serde_json::Value, resources: serde_json::Value| {
+            let mut spec = json!({"container": {"image": "i", "resources": resources},
+                "initContainers": [{"name": "i", "image": "i", "resources": resources}]});
+            if !gpu.is_null() {
+                spec["gpu"] = gpu;
+            }
+            validate_value(schema, &spec, "spec")
+        };
+        let found = spec(
+            json!({"count": 2}),
+            json!({"limits": {"nvidia.com/gpu": "1"}}),
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].path,
+            "spec.container.resources.limits.nvidia.com/gpu"
+        );
+        assert!(
+            found[0].message.contains("GPUs are set by gpu, not here"),
+            "{found:?}"
+        );
+        let named = spec(
+            json!({"count": 1, "resourceName": "example.com/gpu"}),
+            json!({"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}),
+        );
+        assert_eq!(named.len(), 2, "{named:?}");
+        assert_eq!(
+            spec(json!(null), json!({"limits": {"nvidia.com/gpu": "1"}})).len(),
+            1
+        );
+        assert!(
+            spec(
+                json!({"count": 1}),
+                json!({"limits": {"example.com/fpga": "1"}})
+            )
+            .is_empty()
         );
     }
 }

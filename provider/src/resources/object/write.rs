@@ -88,15 +88,10 @@ impl<K: Kind> CustomResource<K> {
         if force {
             params = params.force();
         }
-        let mut written = api
+        let written = api
             .patch(&name, &params, &Patch::Apply(&manifest))
             .await
             .map_err(|e| self.api_error(e, Action::Apply, &object, ctx))?;
-        if !prior.is_null() {
-            written = self
-                .remove_what_the_plan_removed(ctx, &api, &object, prior, &manifest["spec"], written)
-                .await?;
-        }
         let warnings = kept_by_others(&self.api.kind, &object, &written, manifest["spec"].clone());
         // The CRDs add no defaults, so the object holds exactly the planned spec: the new state is the plan (every
         // known planned value unchanged) with id and namespace known.
@@ -150,37 +145,6 @@ impl<K: Kind> CustomResource<K> {
             }
             None => Ok(force),
         }
-    }
-
-    /// Server-side apply removes only fields this manager set: a field the plan removed (the `prior` state holds it,
-    /// the `applied` spec leaves it out) that another manager set (kubectl before an import, the Slack bot) is removed
-    /// from the `written` object by a merge patch ([`managed::removal_patch`]), so the apply does what the plan showed.
-    /// Returns the object as last written.
-    async fn remove_what_the_plan_removed(
-        &self,
-        ctx: &ProviderContext,
-        api: &Api<DynamicObject>,
-        object: &str,
-        prior: &Value,
-        applied: &Json,
-        written: DynamicObject,
-    ) -> Result<DynamicObject, Diagnostics> {
-        let held = Json::Object(fields::to_json(&self.fields, prior, &AttrPath::root())?);
-        let Some(removal) = managed::removal_patch(&held, applied, &written.data["spec"]) else {
-            return Ok(written);
-        };
-        let params = PatchParams {
-            field_manager: Some(ctx.config.field_manager.clone()),
-            ..PatchParams::default()
-        };
-        let name = written.metadata.name.clone().unwrap_or_default();
-        api.patch(
-            &name,
-            &params,
-            &Patch::Merge(serde_json::json!({ "spec": removal })),
-        )
-        .await
-        .map_err(|e| self.api_error(e, Action::Apply, object, ctx))
     }
 
     /// The object as server-side apply takes it: `spec` under this kind's API version, name and namespace.
