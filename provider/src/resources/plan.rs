@@ -1,7 +1,7 @@
 //! Planning (tfplugin5 `PlanResourceChange`) of every `modelfleet_*` resource: the plan modifiers in one place, in
 //! the order they run, each a small function. No I/O: plans work without a cluster and before the CRDs exist.
 //!
-//! 1. [`computed_on_create`]: `id` unknown on create, and `namespace` the provider's default whenever the
+//! 1. [`id_and_namespace`]: `id` unknown on create, and `namespace` the provider's default whenever the
 //!    configuration leaves it null (an Optional+Computed attribute may be filled only when its config is null), so a
 //!    change of the provider's `namespace` replaces the object as a change of `namespace` does;
 //! 2. [`with_plan_time_values`]: the kind's plan-time attributes (`capacity_class`, `url`, `job_name`), unknown while
@@ -60,7 +60,7 @@ pub fn plan<K: Kind>(
             "expected an object",
         ));
     };
-    let planned = computed_on_create(planned, prior, config, default_namespace);
+    let planned = id_and_namespace(planned, prior, config, default_namespace);
     let planned = plan_time_values::<K>(definition.fields, planned)?;
     let planned = use_state_for_unknown::<K>(definition.spec_schema, prior, planned);
     let state = Value::Object(planned);
@@ -134,7 +134,7 @@ fn known_attributes(fields: &[Field], config: &Value) -> Map<String, Json> {
 /// while the provider's own namespace is) and on update when it is known (an unknown one keeps the prior namespace
 /// rather than plan a replacement that may be none). A new user's trial: a changed provider `namespace` planned no
 /// change, and an import of `ns/name` into a configuration of another default namespace adopted the object there.
-fn computed_on_create(
+fn id_and_namespace(
     mut planned: BTreeMap<String, Value>,
     prior: &Value,
     config: &Value,

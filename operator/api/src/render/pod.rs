@@ -102,8 +102,8 @@ fn resources(
     r: Option<&Resources>,
     gpu_limits: &BTreeMap<String, Quantity>,
 ) -> Option<ResourceRequirements> {
-    // `gpu` is the authority on the GPU's resource: its limit replaces any given here, and a request beside it
-    // (which only a spec stored before the CRD refused one can still hold) is dropped, as the limit implies it.
+    // `gpu` is the authority on the GPU's resource: its limit replaces any given here, and a request beside it (which
+    // `render -f` and the provider refuse, and the API server takes) is dropped, as the limit implies it.
     let requests = r
         .and_then(|r| r.requests.clone())
         .map(|mut requests| {

@@ -6,7 +6,8 @@
 //! rendered Deployment or Job (a reconcile error that never heals), so they are checked here, where the provider's
 //! `validate` and `plan` and the operator's `render -f` see them. They are not CEL rules: the API server's quantity
 //! library has no `sign()`, and a comparison of the int-or-string map values exceeds its CEL cost budget (tried on
-//! kube-apiserver v1.35.4).
+//! kube-apiserver v1.35.4). [`check_gpu`] adds a rule of our own API: the main container's `resources` do not name
+//! the GPU's resource, which `gpu` sets.
 
 use serde_json::{Map, Value};
 

@@ -20,6 +20,15 @@ fn resource_value(fields: &[Field], name: &str, spec: Json) -> Value {
     value
 }
 
+/// Each diagnostic's attribute path and detail, in order.
+fn paths_and_details(diags: &crate::diag::Diagnostics) -> Vec<(String, String)> {
+    diags
+        .0
+        .iter()
+        .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.clone()))
+        .collect()
+}
+
 fn set(value: &mut Value, path: &[&str], new: Value) {
     let mut here = value;
     for step in &path[..path.len() - 1] {
@@ -501,11 +510,7 @@ fn a_quantity_with_an_exponent_and_a_suffix_fails_validation() {
     let spec = json!({"model": {"name": "m"}, "container": {"image": "i",
         "resources": {"requests": {"cpu": "1e3m", "memory": "1e3"}}}});
     let diags = resource.validate(&resource_value(fields, "m", spec));
-    let found: Vec<(String, String)> = diags
-        .0
-        .iter()
-        .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.clone()))
-        .collect();
+    let found = paths_and_details(&diags);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].0, "container.resources.requests[\"cpu\"]");
     assert!(
@@ -527,11 +532,7 @@ fn a_number_beyond_float64_fails_validation_on_its_path() {
     let huge = crate::value::Number::parse("1e309").unwrap();
     set(&mut value, &["replicas", "max"], Value::Number(huge));
     let diags = resource.validate(&value);
-    let found: Vec<(String, String)> = diags
-        .0
-        .iter()
-        .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.clone()))
-        .collect();
+    let found = paths_and_details(&diags);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].0, "replicas.max");
     assert!(found[0].1.contains("beyond the range"), "{found:?}");
@@ -545,11 +546,7 @@ fn an_expiry_that_is_not_a_date_time_fails_validation_with_an_example() {
     let fields = resource.fields();
     let spec = |at: &str| json!({"model": {"name": "m"}, "container": {"image": "i"}, "schedule": {"expiresAt": at}});
     let diags = resource.validate(&resource_value(fields, "m", spec("tomorrow")));
-    let found: Vec<(String, String)> = diags
-        .0
-        .iter()
-        .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.clone()))
-        .collect();
+    let found = paths_and_details(&diags);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].0, "schedule.expires_at");
     assert!(found[0].1.contains("RFC 3339"), "{found:?}");
@@ -567,11 +564,7 @@ fn a_request_above_its_limit_fails_validation_on_the_request() {
     let spec = json!({"model": {"name": "m"}, "container": {"image": "i",
         "resources": {"requests": {"memory": "2Gi"}, "limits": {"memory": "1024Mi", "cpu": "-1"}}}});
     let diags = resource.validate(&resource_value(fields, "m", spec));
-    let found: Vec<(String, String)> = diags
-        .0
-        .iter()
-        .map(|d| (d.path.as_ref().unwrap().to_string(), d.detail.clone()))
-        .collect();
+    let found = paths_and_details(&diags);
     assert_eq!(found.len(), 2, "{found:?}");
     assert_eq!(found[0].0, "container.resources.limits[\"cpu\"]");
     assert!(found[0].1.contains("must not be negative"), "{found:?}");
