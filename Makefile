@@ -55,7 +55,7 @@ drills-full: ## make drills at the issue's full load size (1000 InferenceService
 test-unit: ## Unit tests only (no control plane)
 	cargo test --workspace --lib --bins
 
-bench-pure: ## Criterion benchmarks of the pure code (render, fit budget, provider codecs) with allocations per call; BENCH_ARGS go to criterion
+bench-pure: ## Criterion benchmarks of the pure code (render, fit budget, route claims, validation, provider codecs) with allocations per call; BENCH_ARGS go to criterion
 	cargo bench -p model-fleet-api -p terraform-provider-modelfleet --bench pure --bench codec $(if $(BENCH_ARGS),-- $(BENCH_ARGS))
 
 provider-install: ## Release archive + filesystem mirror of the provider (.local/terraform-mirror)

@@ -52,6 +52,8 @@ dir="$REPO_ROOT/.local/$instance"
 kubectl=("$dir/bin/kubectl" --kubeconfig "$dir/kubeconfig")
 audit="$dir/audit.log"
 ns=bench-provider
+# A run just before this one deleted the namespace without waiting: it must be gone before it is made again.
+"${kubectl[@]}" wait --for=delete "namespace/$ns" --timeout=300s >/dev/null 2>&1 || true
 "${kubectl[@]}" create namespace "$ns" --dry-run=client -o yaml | "${kubectl[@]}" apply -f - >/dev/null
 
 work=$(mktemp -d)

@@ -1,5 +1,5 @@
-//! Benchmarks of the pure core (issue 17): rendering an InferenceService and a TrainingRun, and the GPU fit budget,
-//! on the repository's own example manifests. `make bench-pure` runs them.
+//! Benchmarks of the pure core (issue 17): rendering an InferenceService and a TrainingRun, the GPU fit budget, route
+//! claims and validation, on the repository's own example manifests. `make bench-pure` runs them.
 //!
 //! Besides criterion's timings, each bench prints once the heap allocations and bytes of ONE call (after one warm-up
 //! call, so a lazily built static is not counted), e.g. `alloc render_inference/vllm: N allocations, B bytes per
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use model_fleet_api::render::{RenderConfig, render_inference, render_training};
-use model_fleet_api::{Dataset, Gpu, InferenceService, TrainingRun, capacity, routing};
+use model_fleet_api::{Dataset, Gpu, InferenceService, TrainingRun, capacity, routing, validate};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -160,5 +160,40 @@ fn route_claims(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, inference, training, capacity_plan, route_claims);
+/// `validate::validate_value` (the OpenAPI schema's checks, patterns included) and `validate::cel::validate_cel` (the
+/// CRD's CEL rules) on the vLLM example: what the provider runs for each resource at `ValidateResourceTypeConfig` and
+/// `render -f` runs for each manifest.
+fn validation(c: &mut Criterion) {
+    let manifest: serde_json::Value = example("inference-vllm.yaml");
+    let schema = validate::schema_of("InferenceService")
+        .and_then(|s| s.pointer("/properties/spec"))
+        .expect("the InferenceService spec schema");
+    let spec = &manifest["spec"];
+    let errors = validate::validate_value(schema, spec, "spec");
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(validate::cel::validate_cel(&manifest, None).is_empty());
+    print_allocations("validate/schema_vllm", || {
+        validate::validate_value(schema, black_box(spec), "spec")
+    });
+    print_allocations("validate/cel_vllm", || {
+        validate::cel::validate_cel(black_box(&manifest), None)
+    });
+    let mut group = c.benchmark_group("validate");
+    group.bench_function("schema_vllm", |b| {
+        b.iter(|| validate::validate_value(schema, black_box(spec), "spec"))
+    });
+    group.bench_function("cel_vllm", |b| {
+        b.iter(|| validate::cel::validate_cel(black_box(&manifest), None))
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    inference,
+    training,
+    capacity_plan,
+    route_claims,
+    validation
+);
 criterion_main!(benches);

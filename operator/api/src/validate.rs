@@ -265,7 +265,7 @@ fn check_string(schema: &Value, value: &Value, s: &str, path: &str, errs: &mut V
         });
     }
     if let Some(p) = schema.get("pattern").and_then(Value::as_str)
-        && regex::Regex::new(p).is_ok_and(|re| !re.is_match(s))
+        && patterns::is_match(p, s) == Some(false)
     {
         // The API server's words, then what the regex asks for ([`patterns::meaning`]).
         let meaning = patterns::meaning(p).map_or_else(String::new, |m| format!(": {m}"));
