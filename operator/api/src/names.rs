@@ -154,6 +154,12 @@ pub const VERSION_PATTERN: &str = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$";
 /// The CRD schema's `pattern` of `gateway.pathPrefix`: Gateway API's `HTTPPathMatch` path characters and `%XX` escapes.
 pub const PATH_PREFIX_PATTERN: &str = r"^/([-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$";
 
+/// The CRD schema's `pattern` of `schedule.expiresAt`, beside `format: date-time`: RFC 3339's `date-time` (digits in
+/// place, a `.` before the fraction, an offset within 23:59). The API server's `date-time` check (kube-openapi
+/// `strfmt.IsDateTime`) alone also takes any character in place of the `.` and offsets such as `+99:99`, which no RFC
+/// 3339 parser reads, so the operator would ignore such a schedule.
+pub const DATE_TIME_PATTERN: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$";
+
 /// The CRD schema's `pattern` of `gateway.hostnames[]`: Gateway API's `Hostname`, a DNS name with an optional `*.`.
 pub const HOSTNAME_PATTERN: &str =
     r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";

@@ -46,7 +46,8 @@ scheduled!(InferenceService, TrainingRun);
 /// The schedule of one object at one instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScheduleState {
-    /// `expiresAt`, parsed; `None` without one (or with text the CRD's `date-time` format would have refused).
+    /// `expiresAt`, parsed; `None` without one, for an instant no clock reaches (after 9999-12-30T22:00Z) and for text
+    /// the CRD refuses ([`crate::validate::format::parse_date_time`]).
     pub expires_at: Option<Timestamp>,
     /// The instant the state was computed for.
     pub now: Timestamp,
@@ -55,8 +56,11 @@ pub struct ScheduleState {
 impl ScheduleState {
     /// The state at `now` of a schedule expiring at `expires_at` (RFC 3339, [`Scheduled::expires_at`]).
     pub fn of(expires_at: Option<&str>, now: Timestamp) -> ScheduleState {
-        let expires_at =
-            expires_at.and_then(|text| crate::validate::format::parse_date_time(text).ok());
+        let expires_at = expires_at.and_then(|text| {
+            crate::validate::format::parse_date_time(text)
+                .ok()
+                .flatten()
+        });
         ScheduleState { expires_at, now }
     }
 

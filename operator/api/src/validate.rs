@@ -240,7 +240,7 @@ fn check_number(schema: &Value, value: &Value, n: f64, path: &str, errs: &mut Ve
     }
 }
 
-/// `minLength`, `maxLength`, `pattern`, `format` ([`format::check`]: `date-time`).
+/// `minLength`, `maxLength`, `format` ([`format::check`]: `date-time`), else `pattern`.
 fn check_string(schema: &Value, value: &Value, s: &str, path: &str, errs: &mut Vec<FieldError>) {
     let len = s.chars().count() as u64;
     if let Some(min) = schema
@@ -264,7 +264,13 @@ fn check_string(schema: &Value, value: &Value, s: &str, path: &str, errs: &mut V
             message: format!("Too long: may not be more than {max} bytes"),
         });
     }
-    if let Some(p) = schema.get("pattern").and_then(Value::as_str)
+    // One error for a text that breaks both (`expiresAt: tomorrow`): the format's, which says what to write; the API
+    // server lists both.
+    if let Some(f) = schema.get("format").and_then(Value::as_str)
+        && let Err(why) = format::check(f, s)
+    {
+        errs.push(invalid(path, value, format!("{path} {why}")));
+    } else if let Some(p) = schema.get("pattern").and_then(Value::as_str)
         && patterns::is_match(p, s) == Some(false)
     {
         // The API server's words, then what the regex asks for ([`patterns::meaning`]).
@@ -274,11 +280,6 @@ fn check_string(schema: &Value, value: &Value, s: &str, path: &str, errs: &mut V
             value,
             format!("{path} in body should match '{p}'{meaning}"),
         ));
-    }
-    if let Some(f) = schema.get("format").and_then(Value::as_str)
-        && let Err(why) = format::check(f, s)
-    {
-        errs.push(invalid(path, value, format!("{path} {why}")));
     }
 }
 

@@ -391,6 +391,11 @@ def pattern_cases():
              [base(kind, initContainers=[{"name": "fetch", "image": "\u000bbusybox"}])]),
             (f"{s}-volume-claim-name-pattern", "spec.volumes[0].persistentVolumeClaim.claimName", "should match",
              [base(kind, volumes=[{"name": "v", "mountPath": "/v", "persistentVolumeClaim": {"claimName": "data/1"}}])]),
+            # The API server's date-time format takes both; no RFC 3339 parser reads them.
+            (f"{s}-schedule-expires-at-fraction-mark", "spec.schedule.expiresAt", "should match",
+             [base(kind, schedule={"expiresAt": "2026-12-31T18:00:00x5Z"})]),
+            (f"{s}-schedule-expires-at-offset", "spec.schedule.expiresAt", "should match",
+             [base(kind, schedule={"expiresAt": "2026-12-31T18:00:00+99:99"})]),
         ]
     cases += [
         ("isvc-gateway-parent-name-pattern", "spec.gateway.parentRef.name", "should match",

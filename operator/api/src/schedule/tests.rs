@@ -107,3 +107,22 @@ fn no_schedule_or_unparsable_text_changes_nothing() {
         );
     }
 }
+
+// A hunt found `9999-12-31T18:00:00Z` taken by the API server and refused by `render -f` and the provider; ten fraction
+// digits likewise. The first is after the last instant the operator represents: a schedule that never suspends. The
+// second is read to the nanosecond.
+#[test]
+fn a_time_past_the_last_representable_instant_never_suspends_and_long_fractions_are_read() {
+    let s = state(Some("9999-12-31T18:00:00Z"), "2026-12-02T18:00:00Z");
+    assert_eq!(s.expires_at, None);
+    assert!(!s.expired());
+    assert_eq!(s.next_transition(None), None);
+    let s = state(
+        Some("2026-12-02T18:00:00.0000000001Z"),
+        "2026-12-02T18:00:00Z",
+    );
+    assert!(
+        s.expired(),
+        "the eleventh digit is dropped: 18:00:00 exactly"
+    );
+}

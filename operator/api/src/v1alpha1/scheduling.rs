@@ -15,7 +15,11 @@ pub struct Schedule {
     /// (a service goes to 0 replicas with KEDA paused; a run's Job is suspended, resumable). A later time, or no
     /// schedule, resumes it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 64), extend("format" = "date-time"))]
+    #[schemars(
+        length(max = 64),
+        regex(pattern = crate::names::DATE_TIME_PATTERN),
+        extend("format" = "date-time")
+    )]
     pub expires_at: Option<String>,
 }
 
@@ -28,7 +32,11 @@ pub struct ServiceSchedule {
     /// RFC 3339 time (e.g. `2026-12-31T18:00:00Z`) from which the service is suspended, as with `intent: suspended`
     /// (0 replicas, KEDA paused). A later time, or none, resumes it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 64), extend("format" = "date-time"))]
+    #[schemars(
+        length(max = 64),
+        regex(pattern = crate::names::DATE_TIME_PATTERN),
+        extend("format" = "date-time")
+    )]
     pub expires_at: Option<String>,
     /// Seconds without an active KEDA trigger (the ScaledObject's `Active` condition False, idle since its
     /// `status.lastActiveTime`) after which the service is suspended as with `intent: suspended`: 0 replicas, KEDA

@@ -10,37 +10,27 @@ use std::sync::OnceLock;
 
 use k8s_openapi::jiff::Timestamp;
 
+use super::patterns;
+use crate::names;
+
 /// An example of the `date-time` format, for error messages.
 pub const DATE_TIME_EXAMPLE: &str = "2026-12-31T18:00:00Z";
 
-/// Why a text is not a `date-time` the API server takes and the operator reads.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DateTimeError {
-    /// Not RFC 3339 as the API server checks it (kube-openapi `strfmt.IsDateTime`).
-    NotRfc3339,
-    /// Taken by the API server (whose check is looser than RFC 3339: any character before the fraction, any
-    /// offset, more than 9 fraction digits) but not a time the operator can read, so the schedule would be ignored.
-    Unreadable(String),
-}
+/// A text the API server refuses as `format: date-time` (RFC 3339 as kube-openapi's `strfmt.IsDateTime` checks it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotDateTime;
 
-impl fmt::Display for DateTimeError {
+impl fmt::Display for NotDateTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DateTimeError::NotRfc3339 => write!(
-                f,
-                "must be an RFC 3339 date-time: a date, 'T', a time with seconds and an offset (Z or +HH:MM), \
-                 e.g. {DATE_TIME_EXAMPLE}"
-            ),
-            DateTimeError::Unreadable(why) => write!(
-                f,
-                "is not a time the operator can read ({why}): write an RFC 3339 date-time such as \
-                 {DATE_TIME_EXAMPLE}"
-            ),
-        }
+        write!(
+            f,
+            "must be an RFC 3339 date-time: a date, 'T', a time with seconds and an offset (Z or +HH:MM), e.g. \
+             {DATE_TIME_EXAMPLE}"
+        )
     }
 }
 
-impl std::error::Error for DateTimeError {}
+impl std::error::Error for NotDateTime {}
 
 /// The time part of kube-openapi's `strfmt.DateTimePattern`, verbatim (its `.` matches any character).
 const TIME_PATTERN: &str =
@@ -94,25 +84,40 @@ fn is_full_date(s: &str) -> bool {
     (1..=days).contains(&day)
 }
 
-/// Parses a `date-time` field (`spec.schedule.expiresAt`) as the API server checks it and the operator reads it:
-/// [`is_openapi_date_time`], then jiff's `Timestamp` parser (RFC 3339 / RFC 9557, upper-cased so `t` and `z`
-/// read as the API server reads them). Errors: [`DateTimeError::NotRfc3339`] for what the API server refuses,
-/// [`DateTimeError::Unreadable`] for the rare text it takes that no RFC 3339 parser reads (`+99:99`, ten fraction
-/// digits, `18:00:00x5Z`): refused here on purpose, since the operator would ignore such a schedule.
-pub fn parse_date_time(text: &str) -> Result<Timestamp, DateTimeError> {
-    if !is_openapi_date_time(text) {
-        return Err(DateTimeError::NotRfc3339);
+/// Reads `spec.schedule.expiresAt` as the operator uses it: `Ok(Some(instant))`, or `Ok(None)` for an instant after
+/// the last one the operator represents (jiff's `Timestamp::MAX`, 9999-12-30T22:00:00.999999999Z), which no clock
+/// reaches, so the schedule never suspends. Fraction digits past the ninth are dropped (RFC 3339 allows any number;
+/// Kubernetes times are nanoseconds). `t` and `z` read as `T` and `Z`, as the API server reads them.
+///
+/// Errors: [`NotDateTime`] for a text that fails the API server's `format: date-time` ([`is_openapi_date_time`]) or
+/// the CRD's `pattern` ([`names::DATE_TIME_PATTERN`], which refuses what that looser check lets through: any character
+/// before the fraction, an offset beyond 23:59).
+pub fn parse_date_time(text: &str) -> Result<Option<Timestamp>, NotDateTime> {
+    if !is_openapi_date_time(text)
+        || !patterns::is_match(names::DATE_TIME_PATTERN, text).unwrap_or(false)
+    {
+        return Err(NotDateTime);
     }
-    text.to_ascii_uppercase()
-        .parse::<Timestamp>()
-        .map_err(|e| DateTimeError::Unreadable(e.to_string()))
+    let mut upper = text.to_ascii_uppercase();
+    if let Some(dot) = upper.find('.') {
+        let digits = upper[dot + 1..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        if digits > 9 {
+            upper.replace_range(dot + 10..dot + 1 + digits, "");
+        }
+    }
+    // After both checks every field is in range; only an instant past `Timestamp::MAX` fails to convert.
+    Ok(upper.parse::<Timestamp>().ok())
 }
 
-/// Checks `text` against a schema `format`; `Ok` for formats that are not checked (see the module doc). Errors: the
-/// rule broken, in words that end with an example to write instead.
+/// Checks `text` against a schema `format` as the API server does (`date-time`: [`is_openapi_date_time`; the CRD's
+/// `pattern` beside it refuses the rest the operator could not read); `Ok` for formats that are not checked (see the
+/// module doc). Errors: the rule broken, in words that end with an example to write instead.
 pub fn check(format: &str, text: &str) -> Result<(), String> {
     match format {
-        "date-time" => parse_date_time(text).map(|_| ()).map_err(|e| e.to_string()),
+        "date-time" if !is_openapi_date_time(text) => Err(NotDateTime.to_string()),
         _ => Ok(()),
     }
 }
@@ -159,32 +164,58 @@ mod tests {
 
     #[test]
     fn parse_takes_what_both_read_and_names_the_fix() {
+        let at = |t: &str| t.parse::<Timestamp>().unwrap();
         for text in [
             "2026-12-31T18:00:00Z",
             "2026-12-31t18:00:00z",
             "2026-12-31T19:00:00+01:00",
+            "2026-12-31T18:00:00.000000000000Z",
         ] {
             assert_eq!(
-                parse_date_time(text).unwrap(),
-                "2026-12-31T18:00:00Z".parse::<Timestamp>().unwrap(),
+                parse_date_time(text),
+                Ok(Some(at("2026-12-31T18:00:00Z"))),
                 "{text:?}"
             );
         }
+        assert_eq!(
+            parse_date_time("2026-12-31T18:00:00.1234567891Z"),
+            Ok(Some(at("2026-12-31T18:00:00.123456789Z"))),
+            "past nine fraction digits, dropped"
+        );
+        for never in ["9999-12-31T18:00:00Z", "9999-12-31T00:00:00+01:00"] {
+            assert_eq!(
+                parse_date_time(never),
+                Ok(None),
+                "{never:?}: after Timestamp::MAX"
+            );
+        }
+        assert_eq!(
+            parse_date_time("9999-12-30T18:00:00Z"),
+            Ok(Some(at("9999-12-30T18:00:00Z")))
+        );
         let refused = check("date-time", "tomorrow").unwrap_err();
         assert!(
             refused.contains("RFC 3339") && refused.ends_with(DATE_TIME_EXAMPLE),
             "{refused}"
         );
-        for unreadable in [
+        // The API server's format takes these; the CRD's pattern refuses them, so the operator never reads them.
+        for text in [
             "2026-12-31T18:00:00+99:99",
+            "2026-12-31T18:00:00+24:00",
             "2026-12-31T18:00:00x5Z",
             "2026-12-31T18:00:00ZT",
         ] {
-            let err = parse_date_time(unreadable).unwrap_err();
-            assert!(
-                matches!(err, DateTimeError::Unreadable(_)),
-                "{unreadable:?}: {err}"
+            assert_eq!(
+                check("date-time", text),
+                Ok(()),
+                "{text:?}: the format alone"
             );
+            assert_eq!(
+                patterns::is_match(names::DATE_TIME_PATTERN, text),
+                Some(false),
+                "{text:?}"
+            );
+            assert_eq!(parse_date_time(text), Err(NotDateTime), "{text:?}");
         }
         assert_eq!(check("int32", "x"), Ok(()));
     }

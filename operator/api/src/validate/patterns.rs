@@ -68,6 +68,10 @@ pub fn meaning(pattern: &str) -> Option<&'static str> {
             "letters, digits, '-', '_' and '.', starting and ending with a letter or digit, e.g. 3 or 2026-12.1"
         }
         names::PATH_PREFIX_PATTERN => "a URL path: '/', then path characters and %XX escapes",
+        names::DATE_TIME_PATTERN => {
+            "an RFC 3339 date-time: YYYY-MM-DD, 'T', hh:mm:ss, an optional '.' and fraction, then 'Z' or +hh:mm with \
+             hours up to 23"
+        }
         names::HOSTNAME_PATTERN => "a DNS name in lowercase, optionally starting with '*.'",
         _ => return None,
     })
