@@ -110,19 +110,6 @@ fn invalid(path: &str, value: &Value, detail: String) -> FieldError {
     }
 }
 
-/// A negative quantity's error at `path`, naming the fix; `amount` is the parsed value (`None`: not comparable).
-fn negative(path: &str, value: &Value, amount: Option<crate::exact::Exact>) -> Option<FieldError> {
-    amount.filter(|a| *a < crate::exact::Exact::ZERO).map(|_| {
-        invalid(
-            path,
-            value,
-            format!(
-                "{path} must not be negative (Kubernetes refuses it on the pod): use 0 or more"
-            ),
-        )
-    })
-}
-
 fn type_matches(t: &str, v: &Value) -> bool {
     match t {
         "object" => v.is_object(),
@@ -147,35 +134,7 @@ fn walk(schema: &Value, value: &Value, path: &str, errs: &mut Vec<FieldError>) {
         return;
     }
     if schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
-        // Every int-or-string field of the Model Fleet API is a Kubernetes quantity (resources, sizeLimit); the
-        // CRD cannot say so, and a malformed one would fail first when the child is applied.
-        // The grammar is the API server's own (`crate::quantity::check`), so what passes here decodes there. Each is
-        // an amount Kubernetes refuses below zero on the pod (`ValidateResourceQuantityValue`, and `sizeLimit`'s
-        // "must be a valid resource quantity").
-        match value {
-            Value::String(text) => match crate::quantity::check(text) {
-                Err(err) => errs.push(invalid(
-                    path,
-                    value,
-                    format!(
-                        "{path} must be a Kubernetes quantity such as 500m, 2, 1.5Gi or 1e3: {err}"
-                    ),
-                )),
-                Ok(()) => errs.extend(negative(path, value, crate::quantity::parse(text))),
-            },
-            _ if value.is_i64() || value.is_u64() => {
-                errs.extend(negative(
-                    path,
-                    value,
-                    crate::quantity::parse(&value.to_string()),
-                ));
-            }
-            _ => errs.push(invalid(
-                path,
-                value,
-                format!("{path} in body must be of type integer or string"),
-            )),
-        }
+        check_quantity(schema, value, path, errs);
         return;
     }
     if let Some(t) = schema.get("type").and_then(Value::as_str)
@@ -238,6 +197,52 @@ fn check_number(schema: &Value, value: &Value, n: f64, path: &str, errs: &mut Ve
             format!("{path} in body should be less than or equal to {max}"),
         ));
     }
+}
+
+/// An int-or-string field: every one of the Model Fleet API is a Kubernetes quantity (resources, `sizeLimit`). The
+/// grammar is the API server's own ([`crate::quantity::check`]), so what passes here decodes there; each is an amount
+/// Kubernetes refuses below zero on the pod (`ValidateResourceQuantityValue`, and `sizeLimit`'s "must be a valid
+/// resource quantity"). The CRD states a looser form of both (`pattern` [`crate::names::QUANTITY_PATTERN`],
+/// `minimum: 0`): when one of those fails too, the message starts with the API server's words for it.
+fn check_quantity(schema: &Value, value: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let (text, api_server) = match value {
+        Value::String(text) => {
+            let pattern = schema.get("pattern").and_then(Value::as_str);
+            let refused = pattern.filter(|p| patterns::is_match(p, text) == Some(false));
+            (
+                text.clone(),
+                refused.map(|p| format!("in body should match '{p}'")),
+            )
+        }
+        _ if value.is_i64() || value.is_u64() => {
+            let minimum = schema.get("minimum").and_then(Value::as_f64);
+            let below = minimum.filter(|m| value.as_f64().is_some_and(|v| v < *m));
+            (
+                value.to_string(),
+                below.map(|m| format!("in body should be greater than or equal to {m}")),
+            )
+        }
+        _ => {
+            errs.push(invalid(
+                path,
+                value,
+                format!("{path} in body must be of type integer or string"),
+            ));
+            return;
+        }
+    };
+    let ours = match crate::quantity::check(&text) {
+        Err(err) => format!("must be a Kubernetes quantity such as 500m, 2, 1.5Gi or 1e3: {err}"),
+        Ok(()) if crate::quantity::parse(&text).is_some_and(|a| a < crate::exact::Exact::ZERO) => {
+            "must not be negative (Kubernetes refuses it on the pod): use 0 or more".to_owned()
+        }
+        Ok(()) => return,
+    };
+    let detail = match api_server {
+        Some(words) => format!("{path} {words}: {ours}"),
+        None => format!("{path} {ours}"),
+    };
+    errs.push(invalid(path, value, detail));
 }
 
 /// `minLength`, `maxLength`, `format` ([`format::check`]: `date-time`), else `pattern`.

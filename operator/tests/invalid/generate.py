@@ -9,6 +9,8 @@ Each file starts with a header the tests read:
     # covers: cel | enum | minimum | maximum | pattern
     # expect-path: spec.replicas.min          (the field path the API server reports)
     # expect-message: must not exceed         (a fragment of the API server's message)
+    # expect-message-provider: should match   (only where the provider's message differs: a quantity is a string in
+                                              #  Terraform, so a number below `minimum` reaches it as a string)
     # update: true                            (only for transition rules: the first document is
                                               #  created, the second is the refused update)
 Run from the repository root:  python3 operator/tests/invalid/generate.py
@@ -40,7 +42,9 @@ GPU = {
 }
 # A queue trigger (KEDA redis scaler) for the scaling cases.
 QUEUE = {"type": "redis", "metadata": {"address": "redis:6379", "listName": "q", "listLength": "8"}}
-INIT = [{"name": "init", "image": "busybox", "env": [{"name": "A", "value": "1"}]}]
+RESOURCES = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}
+INIT = [{"name": "init", "image": "busybox", "env": [{"name": "A", "value": "1"}],
+         "resources": copy.deepcopy(RESOURCES)}]
 VOLUMES = [{"name": "scratch", "mountPath": "/scratch", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}]
 
 # A valid manifest per kind with every optional object present, so any field can be set.
@@ -58,7 +62,7 @@ FULL = {
                 "readinessPath": "/health",
                 "startupProbe": {"path": "/health", "timeoutSeconds": 600},
                 "env": [{"name": "A", "value": "1"}],
-                "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+                "resources": copy.deepcopy(RESOURCES),
             },
             "initContainers": INIT,
             "volumes": VOLUMES,
@@ -94,7 +98,7 @@ FULL = {
         "metadata": {"name": "invalid"},
         "spec": {
             "intent": "automatic",
-            "container": {"image": "img", "env": [{"name": "A", "value": "1"}]},
+            "container": {"image": "img", "env": [{"name": "A", "value": "1"}], "resources": copy.deepcopy(RESOURCES)},
             "initContainers": INIT,
             "volumes": VOLUMES,
             "gpu": GPU,
@@ -391,6 +395,11 @@ def pattern_cases():
              [base(kind, initContainers=[{"name": "fetch", "image": "\u000bbusybox"}])]),
             (f"{s}-volume-claim-name-pattern", "spec.volumes[0].persistentVolumeClaim.claimName", "should match",
              [base(kind, volumes=[{"name": "v", "mountPath": "/v", "persistentVolumeClaim": {"claimName": "data/1"}}])]),
+            # The API server took any string as a quantity before the CRD's pattern; the pod was refused at render.
+            (f"{s}-container-resources-quantity-pattern", "spec.container.resources.requests.cpu", "should match",
+             [base(kind, container={"image": "img", "resources": {"requests": {"cpu": "2 cores"}}})]),
+            (f"{s}-volume-size-limit-negative", "spec.volumes[0].emptyDir.sizeLimit", "should match",
+             [base(kind, volumes=[{"name": "v", "mountPath": "/v", "emptyDir": {"sizeLimit": "-1Gi"}}])]),
             # The API server's date-time format takes both; no RFC 3339 parser reads them.
             (f"{s}-schedule-expires-at-fraction-mark", "spec.schedule.expiresAt", "should match",
              [base(kind, schedule={"expiresAt": "2026-12-31T18:00:00x5Z"})]),
@@ -426,18 +435,20 @@ def pattern_cases():
 
 
 def schema_ranges(kind, node, path, out):
-    """Collects (path, keyword, value) for every enum, minimum and maximum under `node`."""
+    """Collects (path, keyword, value, quantity) for every enum, minimum and maximum under `node`; `quantity` for an
+    int-or-string field (a string in the provider's configuration)."""
     if not isinstance(node, dict):
         return
     if "enum" in node:
-        out.append((path, "enum", "Bogus"))
-    integer = node.get("type") == "integer"
+        out.append((path, "enum", "Bogus", False))
+    # A quantity (int-or-string) below its minimum is written as an integer: a float is not int-or-string.
+    integer = node.get("type") == "integer" or node.get("x-kubernetes-int-or-string") is True
     if "minimum" in node:
         v = node["minimum"] - 1
-        out.append((path, "minimum", int(v) if integer else v))
+        out.append((path, "minimum", int(v) if integer else v, node.get("x-kubernetes-int-or-string") is True))
     if "maximum" in node:
         v = node["maximum"] + 1
-        out.append((path, "maximum", int(v) if integer else v))
+        out.append((path, "maximum", int(v) if integer else v, False))
     for k, child in node.get("properties", {}).items():
         schema_ranges(kind, child, f"{path}.{k}", out)
     if isinstance(node.get("items"), dict):
@@ -486,8 +497,10 @@ def concrete(doc, path):
     return ".".join(out)
 
 
-def write(stem, covers, path, fragment, docs):
+def write(stem, covers, path, fragment, docs, provider_fragment=None):
     header = [f"# covers: {covers}", f"# expect-path: {path}", f"# expect-message: {fragment}"]
+    if provider_fragment:
+        header.append(f"# expect-message-provider: {provider_fragment}")
     if len(docs) > 1:
         header.append("# update: true (the first document is created, the second is the update that must be refused)")
     body = "---\n".join(yaml.safe_dump(d, sort_keys=False) for d in docs)
@@ -506,7 +519,7 @@ def main():
         spec_schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
         out = []
         schema_ranges(kind, spec_schema, "spec", out)
-        for path, keyword, value in out:
+        for path, keyword, value, quantity in out:
             doc = set_path(copy.deepcopy(FULL[kind]), path, value)
             cpath = concrete(FULL[kind], path)
             frag = {
@@ -515,7 +528,7 @@ def main():
                 "maximum": "should be less than or equal to",
             }[keyword]
             stem = f"{SHORT[kind]}-{re.sub(r'[^a-zA-Z0-9]+', '-', cpath[5:]).strip('-').lower()}-{keyword}"
-            write(stem, keyword, cpath, frag, [doc])
+            write(stem, keyword, cpath, frag, [doc], "should match" if quantity else None)
             count += 1
     for stem, path, fragment, docs in cel_cases():
         write(stem, "cel", path, fragment, docs)

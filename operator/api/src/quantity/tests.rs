@@ -57,45 +57,47 @@ fn different_amounts_and_non_quantities() {
 
 /// Texts Kubernetes accepts, including its quirks (a number without digits is 0), and huge amounts that are
 /// quantities even where `parse` has no exact value for them.
+const ACCEPTED: &[&str] = &[
+    "1e3",
+    "1E3",
+    "1.5Gi",
+    "+1",
+    ".5",
+    "5.",
+    "-1",
+    "1.G",
+    "1E",
+    "1Ei",
+    "1E-3",
+    "1e+3",
+    "0",
+    "00",
+    "-0",
+    "+",
+    "-",
+    ".",
+    "+.",
+    "e3",
+    "Ki",
+    "m",
+    ".Ki",
+    "1n",
+    "1.5n",
+    "1e-12",
+    "1.e-12",
+    "0e-12",
+    "+.5e-10",
+    "99999999999999999999999",
+    "1e999",
+    "1e9223372036854775807",
+    "1.0000000000000000000001",
+    " 1",
+    "1Gi ",
+];
+
 #[test]
 fn kubernetes_accepts() {
-    for text in [
-        "1e3",
-        "1E3",
-        "1.5Gi",
-        "+1",
-        ".5",
-        "5.",
-        "-1",
-        "1.G",
-        "1E",
-        "1Ei",
-        "1E-3",
-        "1e+3",
-        "0",
-        "00",
-        "-0",
-        "+",
-        "-",
-        ".",
-        "+.",
-        "e3",
-        "Ki",
-        "m",
-        ".Ki",
-        "1n",
-        "1.5n",
-        "1e-12",
-        "1.e-12",
-        "0e-12",
-        "+.5e-10",
-        "99999999999999999999999",
-        "1e999",
-        "1e9223372036854775807",
-        "1.0000000000000000000001",
-        " 1",
-        "1Gi ",
-    ] {
+    for text in ACCEPTED {
         assert_eq!(check(text), Ok(()), "{text:?}");
     }
 }
@@ -150,4 +152,25 @@ fn errors_name_the_rule() {
         check("e-12").unwrap_err().to_string(),
         "\"e-12\" has no digits before its exponent: write a number such as 1e-12"
     );
+}
+
+/// The CRD's pattern ([`crate::names::QUANTITY_PATTERN`]) takes every text `check` takes that is not negative, so the
+/// API server never refuses what `render -f` and the provider let through, and refuses words and negative amounts.
+#[test]
+fn the_crd_pattern_takes_what_check_takes_unless_negative() {
+    let pattern = regex::Regex::new(crate::names::QUANTITY_PATTERN).unwrap();
+    let more = ["-0.0Gi", "\u{a0}2\u{3000}"];
+    let not_negative = ACCEPTED
+        .iter()
+        .chain(&more)
+        .filter(|text| parse(text).is_none_or(|a| a >= Exact::ZERO));
+    for text in not_negative {
+        assert_eq!(check(text), Ok(()), "{text:?}");
+        assert!(pattern.is_match(text), "{text:?}");
+    }
+    for text in [
+        "-1", "-0.5", "-1Gi", "abc", "1 Gi", "2 cores", "1e3m", "1K", "1kk", "1e", "0x1", "1..5",
+    ] {
+        assert!(!pattern.is_match(text), "{text:?}");
+    }
 }

@@ -68,6 +68,10 @@ pub fn meaning(pattern: &str) -> Option<&'static str> {
             "letters, digits, '-', '_' and '.', starting and ending with a letter or digit, e.g. 3 or 2026-12.1"
         }
         names::PATH_PREFIX_PATTERN => "a URL path: '/', then path characters and %XX escapes",
+        names::QUANTITY_PATTERN => {
+            "a Kubernetes quantity, not negative: a number, then an optional suffix (Ki..Ei, m, k..E, e<n>), e.g. 500m, \
+             2 or 16Gi"
+        }
         names::DATE_TIME_PATTERN => {
             "an RFC 3339 date-time: YYYY-MM-DD, 'T', hh:mm:ss, an optional '.' and fraction, then 'Z' or +hh:mm with \
              hours up to 23"
