@@ -332,6 +332,21 @@ fn route_uses_default_gateway_and_url() {
     )
     .unwrap();
     assert_eq!(r.facts.url.as_deref(), Some("http://a.example.com/v1"));
+    // A wildcard is no address a client can use: the first exact hostname, else no url.
+    let url = |hostnames: &str| {
+        inference(
+            &isvc(&format!("{BASE}  gateway: {{hostnames: [{hostnames}]}}\n")),
+            &config(),
+        )
+        .unwrap()
+        .facts
+        .url
+    };
+    assert_eq!(
+        url("'*.example.com', b.example.com").as_deref(),
+        Some("http://b.example.com/")
+    );
+    assert_eq!(url("'*.example.com'"), None);
     let route = r.children.http_route.unwrap();
     assert_eq!(route.spec.parent_refs[0].namespace, "model-fleet-system");
     assert_eq!(route.spec.parent_refs[0].name, "model-fleet");

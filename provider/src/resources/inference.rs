@@ -39,8 +39,8 @@ impl Kind for Inference {
         Computed {
             name: "url",
             ty: Type::String,
-            description: "`http://<first gateway hostname><path_prefix>`, computed at plan time; null without \
-                          gateway hostnames.",
+            description: "`http://<first gateway hostname><path_prefix>`, computed at plan time, the first \
+                          hostname that is not a wildcard (`*.`); null without one.",
             source: Source::Plan {
                 inputs: &["gateway"],
                 value: url,

@@ -56,7 +56,7 @@ impl InferenceChildren {
 pub struct InferenceFacts {
     /// Effective intent (`automatic` when absent).
     pub intent: Intent,
-    /// `http://<first hostname><pathPrefix>` when routed with a hostname.
+    /// `http://<first hostname><pathPrefix>` when routed with a hostname that is not a wildcard ([`gateway_url`]).
     pub url: Option<String>,
     /// The fit budget, when `gpu.fit` is given and fits a class.
     pub budget: Option<FitBudget>,
@@ -143,15 +143,20 @@ pub(crate) fn to_value<T: serde::Serialize>(t: &T) -> serde_json::Value {
     serde_json::to_value(t).expect("rendered objects always serialize")
 }
 
-/// `url` fact: `http://<first hostname><pathPrefix>` (`None` without `gateway` or hostnames).
+/// `url` fact: [`gateway_url`] of the service's `gateway` (`None` without one).
 pub fn route_url(isvc: &InferenceService) -> Option<String> {
     gateway_url(isvc.spec.gateway.as_ref()?)
 }
 
 /// `http://<first hostname><pathPrefix>` for a `gateway` block (path prefix default `/`); what the provider shows as
-/// `url` at plan time.
+/// `url` at plan time. Wildcard hostnames (`*.example.com`) are skipped, since a client cannot send one: the first
+/// exact hostname is used, and `None` when there is none.
 pub fn gateway_url(gateway: &Gateway) -> Option<String> {
-    let host = gateway.hostnames.as_ref()?.first()?;
+    let host = gateway
+        .hostnames
+        .as_ref()?
+        .iter()
+        .find(|h| !h.starts_with("*."))?;
     Some(format!(
         "http://{host}{}",
         gateway.path_prefix.as_deref().unwrap_or("/")

@@ -409,7 +409,8 @@ pub struct InferenceServiceStatus {
     /// Ready replicas of the Deployment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready_replicas: Option<i32>,
-    /// `http://<first hostname><pathPrefix>` when routed.
+    /// `http://<first hostname><pathPrefix>` when routed, the first hostname that is not a wildcard (`*.`); absent
+    /// when every hostname is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Smallest capacity class that fits the budget, e.g. `80gi`.
