@@ -7,6 +7,8 @@
 //! same float64 (the object holds `0.3` for a configured `0.1 + 0.2`, case 4 of issue 24). [`keep_live`] does the
 //! reverse before an update: the spec about to be applied takes the stored form of every leaf the plan found equal.
 
+use std::borrow::Cow;
+
 use serde_json::Value as Json;
 
 use model_fleet_api::quantity::same_amount;
@@ -19,53 +21,7 @@ use crate::value::Value;
 /// `prior` with the prior text. `prior` is the state as the user wrote it; `new` is what the
 /// cluster holds.
 pub fn keep_written(schema: &Json, prior: &Value, new: &mut Value) {
-    if schema.get("type").and_then(Json::as_str) == Some("number") {
-        if let (Value::Number(before), Value::Number(now)) = (prior, &*new)
-            && before != now
-            && before.nearest_f64().is_some()
-            && before.nearest_f64() == now.nearest_f64()
-        {
-            *new = prior.clone();
-        }
-        return;
-    }
-    if schema.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
-        if let (Value::String(before), Value::String(now)) = (prior, &*new)
-            && before != now
-            && same_amount(before, now)
-        {
-            *new = prior.clone();
-        }
-        return;
-    }
-    if let Some(properties) = schema.get("properties").and_then(Json::as_object) {
-        if let (Value::Object(before), Value::Object(now)) = (prior, new) {
-            for (json_name, sub) in properties {
-                let tf_name = snake_case(json_name);
-                if let (Some(b), Some(n)) = (before.get(&tf_name), now.get_mut(&tf_name)) {
-                    keep_written(sub, b, n);
-                }
-            }
-        }
-        return;
-    }
-    if let Some(items) = schema.get("items") {
-        if let (Value::List(before), Value::List(now)) = (prior, new) {
-            for (b, n) in before.iter().zip(now.iter_mut()) {
-                keep_written(items, b, n);
-            }
-        }
-        return;
-    }
-    if let Some(values) = schema.get("additionalProperties")
-        && let (Value::Map(before), Value::Map(now)) = (prior, new)
-    {
-        for (key, n) in now.iter_mut() {
-            if let Some(b) = before.get(key) {
-                keep_written(values, b, n);
-            }
-        }
-    }
+    keep_equal(schema, prior, new);
 }
 
 /// Replaces, in `body` (a spec as JSON, about to be applied by server-side apply), every `int-or-string` leaf (per
@@ -77,39 +33,143 @@ pub fn keep_written(schema: &Json, prior: &Value, new: &mut Value) {
 /// change is a conflict with the field's owner, and on a TrainingRun, whose `container` is immutable, a refusal of
 /// every update (a new user's trial, P-01's other direction).
 pub fn keep_live(schema: &Json, live: &Json, body: &mut Json) {
-    let same = if schema.get("type").and_then(Json::as_str) == Some("number") {
-        matches!((live, &*body), (Json::Number(a), Json::Number(b)) if a != b && a.as_f64() == b.as_f64())
-    } else if schema.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
-        let text = |v: &Json| match v {
-            Json::String(s) => Some(s.clone()),
-            Json::Number(n) => Some(n.to_string()),
+    keep_equal(schema, live, body);
+}
+
+/// A value tree [`keep_equal`] walks along an OpenAPI schema: a Terraform value (attribute names in snake_case) or
+/// JSON (the API's names).
+trait Tree: Clone + PartialEq {
+    /// A `number` leaf's nearest float64 (`None`: not a number, or beyond float64).
+    fn float64(&self) -> Option<f64>;
+    /// An `int-or-string` leaf's text (a JSON number's too).
+    fn text(&self) -> Option<Cow<'_, str>>;
+    /// The schema property `json_name` of an object.
+    fn property(&self, json_name: &str) -> Option<&Self>;
+    /// The schema property `json_name` of an object, to change.
+    fn property_mut(&mut self, json_name: &str) -> Option<&mut Self>;
+    /// A list's items.
+    fn items(&self) -> Option<&[Self]>;
+    /// A list's items, to change.
+    fn items_mut(&mut self) -> Option<&mut [Self]>;
+    /// A map's value at `key`.
+    fn entry(&self, key: &str) -> Option<&Self>;
+    /// A map's entries, to change.
+    fn entries_mut(&mut self) -> Option<Vec<(&str, &mut Self)>>;
+}
+
+impl Tree for Value {
+    fn float64(&self) -> Option<f64> {
+        match self {
+            Value::Number(n) => n.nearest_f64(),
             _ => None,
-        };
-        live != body
-            && matches!((text(live), text(body)), (Some(a), Some(b)) if same_amount(&a, &b))
+        }
+    }
+    fn text(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Value::String(s) => Some(Cow::Borrowed(s)),
+            _ => None,
+        }
+    }
+    fn property(&self, json_name: &str) -> Option<&Self> {
+        self.get(&snake_case(json_name))
+    }
+    fn property_mut(&mut self, json_name: &str) -> Option<&mut Self> {
+        match self {
+            Value::Object(attrs) => attrs.get_mut(&snake_case(json_name)),
+            _ => None,
+        }
+    }
+    fn items(&self) -> Option<&[Self]> {
+        match self {
+            Value::List(items) => Some(items),
+            _ => None,
+        }
+    }
+    fn items_mut(&mut self) -> Option<&mut [Self]> {
+        match self {
+            Value::List(items) => Some(items),
+            _ => None,
+        }
+    }
+    fn entry(&self, key: &str) -> Option<&Self> {
+        match self {
+            Value::Map(entries) => entries.get(key),
+            _ => None,
+        }
+    }
+    fn entries_mut(&mut self) -> Option<Vec<(&str, &mut Self)>> {
+        match self {
+            Value::Map(entries) => Some(entries.iter_mut().map(|(k, v)| (k.as_str(), v)).collect()),
+            _ => None,
+        }
+    }
+}
+
+impl Tree for Json {
+    fn float64(&self) -> Option<f64> {
+        self.as_number().and_then(serde_json::Number::as_f64)
+    }
+    fn text(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Json::String(s) => Some(Cow::Borrowed(s)),
+            Json::Number(n) => Some(Cow::Owned(n.to_string())),
+            _ => None,
+        }
+    }
+    fn property(&self, json_name: &str) -> Option<&Self> {
+        self.as_object()?.get(json_name)
+    }
+    fn property_mut(&mut self, json_name: &str) -> Option<&mut Self> {
+        self.as_object_mut()?.get_mut(json_name)
+    }
+    fn items(&self) -> Option<&[Self]> {
+        self.as_array().map(Vec::as_slice)
+    }
+    fn items_mut(&mut self) -> Option<&mut [Self]> {
+        self.as_array_mut().map(Vec::as_mut_slice)
+    }
+    fn entry(&self, key: &str) -> Option<&Self> {
+        self.as_object()?.get(key)
+    }
+    fn entries_mut(&mut self) -> Option<Vec<(&str, &mut Self)>> {
+        let entries = self.as_object_mut()?;
+        Some(entries.iter_mut().map(|(k, v)| (k.as_str(), v)).collect())
+    }
+}
+
+/// Walks `schema` through `kept` and `target` together, replacing in `target` every `number` leaf that differs from
+/// `kept`'s but is the same float64, and every `int-or-string` leaf that differs but is the same amount
+/// ([`same_amount`]), with `kept`'s form. Lists are matched by index, maps and objects by name; what only one side
+/// has is left alone.
+fn keep_equal<T: Tree>(schema: &Json, kept: &T, target: &mut T) {
+    let same = if schema.get("type").and_then(Json::as_str) == Some("number") {
+        kept != target && matches!((kept.float64(), target.float64()), (Some(a), Some(b)) if a == b)
+    } else if schema.get("x-kubernetes-int-or-string") == Some(&Json::Bool(true)) {
+        kept != target
+            && matches!((kept.text(), target.text()), (Some(a), Some(b)) if same_amount(&a, &b))
     } else {
         false
     };
     if same {
-        *body = live.clone();
+        *target = kept.clone();
     } else if let Some(properties) = schema.get("properties").and_then(Json::as_object) {
         for (name, sub) in properties {
-            if let (Some(l), Some(b)) = (live.get(name), body.get_mut(name)) {
-                keep_live(sub, l, b);
+            if let (Some(k), Some(t)) = (kept.property(name), target.property_mut(name)) {
+                keep_equal(sub, k, t);
             }
         }
-    } else if let (Some(items), Json::Array(l), Json::Array(b)) =
-        (schema.get("items"), live, &mut *body)
-    {
-        for (l, b) in l.iter().zip(b.iter_mut()) {
-            keep_live(items, l, b);
+    } else if let Some(items) = schema.get("items") {
+        if let (Some(k), Some(t)) = (kept.items(), target.items_mut()) {
+            for (k, t) in k.iter().zip(t.iter_mut()) {
+                keep_equal(items, k, t);
+            }
         }
-    } else if let (Some(values), Json::Object(l), Json::Object(b)) =
-        (schema.get("additionalProperties"), live, body)
+    } else if let Some(values) = schema.get("additionalProperties")
+        && let Some(entries) = target.entries_mut()
     {
-        for (key, b) in b.iter_mut() {
-            if let Some(l) = l.get(key) {
-                keep_live(values, l, b);
+        for (key, t) in entries {
+            if let Some(k) = kept.entry(key) {
+                keep_equal(values, k, t);
             }
         }
     }
