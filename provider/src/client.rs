@@ -55,10 +55,10 @@ impl ClientError {
     }
 }
 
-/// A client created on first use and then shared.
+/// A client created on first use and then shared, with the API server URL it was built for.
 pub struct LazyClient {
     config: ProviderConfig,
-    cell: OnceCell<kube::Client>,
+    cell: OnceCell<(kube::Client, String)>,
 }
 
 impl LazyClient {
@@ -80,10 +80,14 @@ impl LazyClient {
     /// # Errors
     /// [`ClientError`] when the configuration cannot produce a client.
     pub async fn get(&self) -> Result<kube::Client, ClientError> {
-        self.cell
-            .get_or_try_init(|| build(&self.config))
-            .await
-            .cloned()
+        let (client, _) = self.cell.get_or_try_init(|| build(&self.config)).await?;
+        Ok(client.clone())
+    }
+
+    /// The API server URL of the built client (`https://host:port/`, from `host` or the kubeconfig's cluster), for
+    /// messages; `None` before [`LazyClient::get`] built it.
+    pub fn cluster_url(&self) -> Option<&str> {
+        self.cell.get().map(|(_, url)| url.as_str())
     }
 }
 
@@ -153,10 +157,11 @@ pub async fn kube_config(config: &ProviderConfig) -> Result<kube::Config, Client
     Ok(kube_config)
 }
 
-async fn build(config: &ProviderConfig) -> Result<kube::Client, ClientError> {
+async fn build(config: &ProviderConfig) -> Result<(kube::Client, String), ClientError> {
     let kube_config = kube_config(config).await?;
-    tracing::debug!(url = %kube_config.cluster_url, "building Kubernetes client");
-    Ok(kube::Client::try_from(kube_config)?)
+    let url = kube_config.cluster_url.to_string();
+    tracing::debug!(url, "building Kubernetes client");
+    Ok((kube::Client::try_from(kube_config)?, url))
 }
 
 #[cfg(test)]

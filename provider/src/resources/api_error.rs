@@ -63,6 +63,31 @@ pub fn cluster_named(ctx: &ProviderContext) -> String {
     }
 }
 
+/// The detail of a request the API server did not answer (a connection refused, a timeout, TLS): the server it was
+/// sent to (the client's URL and the configuration that chose it), every cause in `err`'s source chain, and what to
+/// check. kube's own message names no host (`error trying to connect: ...`).
+fn unanswered(err: &kube::Error, ctx: &ProviderContext) -> String {
+    let mut causes = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !causes.contains(&text) {
+            causes.push_str(": ");
+            causes.push_str(&text);
+        }
+        source = cause.source();
+    }
+    let server = ctx
+        .client
+        .cluster_url()
+        .map_or_else(String::new, |url| format!(" {url}"));
+    format!(
+        "The Kubernetes API request to{server} ({}) failed: {causes}. Check that the API server is running and \
+         reachable from where Terraform runs, and that the provider block names the right cluster.",
+        cluster_named(ctx)
+    )
+}
+
 /// Translates `err` from `action` on `object` (`namespace/name` of kind `api`) into diagnostics, with attribute paths
 /// (through `fields`) where the API server names the fields.
 pub fn diagnostics(
@@ -77,7 +102,7 @@ pub fn diagnostics(
     let kube::Error::Api(status) = &err else {
         return Diagnostics::error(
             format!("Cannot {} {kind} {object}", action.as_str()),
-            format!("Kubernetes API request failed: {err}"),
+            unanswered(&err, ctx),
         );
     };
     if status.is_conflict() && action == Action::Apply {
@@ -134,4 +159,46 @@ pub fn diagnostics(
         );
     }
     diags
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::api::{Api, DynamicObject};
+    use kube::core::ApiResource;
+
+    use super::{Action, diagnostics};
+    use crate::config::ProviderConfig;
+    use crate::resources::ProviderContext;
+
+    // A new-user trial: with the API server down, the error named no host ("error trying to connect: ..."). Port 1 of
+    // loopback is closed, so the connection is refused at once.
+    #[tokio::test]
+    async fn a_request_nobody_answers_names_the_server_and_the_cause() {
+        let ctx = ProviderContext::new(ProviderConfig {
+            host: Some("https://127.0.0.1:1".into()),
+            token: Some("t".into()),
+            insecure: true,
+            ..ProviderConfig::default()
+        });
+        let client = ctx.client.get().await.unwrap();
+        let api = ApiResource::erase::<model_fleet_api::InferenceService>(&());
+        let err = Api::<DynamicObject>::namespaced_with(client, "default", &api)
+            .get("m")
+            .await
+            .unwrap_err();
+        let diags = diagnostics(err, Action::Read, &api, "default/m", &[], &ctx);
+        let detail = &diags.0[0].detail;
+        assert!(
+            detail.contains("request to https://127.0.0.1:1/ (host \"https://127.0.0.1:1\")"),
+            "{detail}"
+        );
+        assert!(
+            detail.to_lowercase().contains("connection refused"),
+            "{detail}"
+        );
+        assert!(
+            detail.contains("Check that the API server is running"),
+            "{detail}"
+        );
+    }
 }
