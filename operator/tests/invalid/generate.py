@@ -271,6 +271,8 @@ def cel_cases():
          [base(i, schedule={"suspendAfterIdleSeconds": 600})]),
         ("isvc-gateway-path-prefix-not-plain", "spec.gateway.pathPrefix", "must not contain '//'",
          [base(i, gateway={"hostnames": ["m.example.test"], "pathPrefix": "/models//llama"})]),
+        ("isvc-gateway-hostname-ip", "spec.gateway.hostnames", "an IP address is not a hostname",
+         [base(i, gateway={"hostnames": ["m.example.test", "10.0.0.1"]})]),
         ("isvc-http-needs-gateway", "spec.scaling.http", "scaling.http needs gateway",
          [base(i, scaling={"http": {}})]),
         ("isvc-http-request-timeout-below-cold-start", "spec.scaling.http.requestTimeoutSeconds",

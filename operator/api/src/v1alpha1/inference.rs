@@ -261,8 +261,10 @@ pub struct ParentRef {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema, Default)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("!has(self.pathPrefix) || !(self.pathPrefix.contains('//') || self.pathPrefix.contains('/./') || self.pathPrefix.contains('/../') || self.pathPrefix.contains('%2f') || self.pathPrefix.contains('%2F') || self.pathPrefix.endsWith('/.') || self.pathPrefix.endsWith('/..'))").message(Message::Message("gateway.pathPrefix: must not contain '//', '/./', '/../' or an encoded slash (%2f), nor end with '/.' or '/..' (Gateway API's HTTPRoute path rules): write the path in its plain form, e.g. /models/llama".into())).field_path(".pathPrefix"))]
+#[x_kube(validation = Rule::new("!has(self.hostnames) || self.hostnames.all(h, !h.matches('^[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+$'))").message(Message::Message("gateway.hostnames: an IP address is not a hostname (Gateway API's Hostname: IPs are not allowed): use a DNS name, e.g. model.example.com".into())).field_path(".hostnames"))]
 pub struct Gateway {
-    /// Host names the route matches, e.g. `model.localhost`; the first one forms `status.url`.
+    /// Host names the route matches, e.g. `model.localhost` (DNS names, not IP addresses; `*.` makes a wildcard); the
+    /// first that is not a wildcard forms `status.url`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(
         length(max = 16),
