@@ -252,7 +252,8 @@ async fn the_api_server_going_away_mid_apply_is_an_error_and_a_rerun_converges()
     let gate = format!("InferenceService {}/gate", ns.name());
     assert!(
         text.contains(&format!("Cannot read {gate}"))
-            && text.contains("Kubernetes API request failed")
+            && text.contains("The Kubernetes API request to https://127.0.0.1:")
+            && text.contains("Check that the API server is running")
             && text.contains(&format!("Cannot tell whether {gate} is reconciled"))
             && text.contains("stays in state, tainted"),
         "{text}"

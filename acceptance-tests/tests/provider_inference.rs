@@ -877,3 +877,58 @@ resource "modelfleet_inference" "llama" {{
     assert_no_changes(&tf, "plan after apply");
     tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
 }
+
+// A reviewer's finding: the server-side apply body came from the configuration, so an attribute under
+// `lifecycle { ignore_changes }` that the configuration no longer sets left the body, and the apply of an unrelated
+// change removed it from the object (Terraform's plan keeps the prior value of an ignored attribute). The body now
+// comes from the planned state, which holds it.
+#[tokio::test]
+async fn an_ignored_attribute_left_out_of_the_configuration_stays_on_the_object() {
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-isvc-ignore")
+        .await
+        .expect("namespace with the CRDs");
+    let ns = ns.name().to_string();
+    let config = |intent: &str, max: u32| {
+        format!(
+            r#"{}
+resource "modelfleet_inference" "kept" {{
+  name = "kept"
+  {intent}
+  model {{
+    name = "kept"
+  }}
+  container {{
+    image = "hashicorp/http-echo:1.0"
+  }}
+  replicas {{
+    min = 1
+    max = {max}
+  }}
+  lifecycle {{
+    ignore_changes = [intent]
+  }}
+}}
+"#,
+            provider_block(&cluster, &ns)
+        )
+    };
+    let tf = terraform(&cluster, &ns, &config("intent = \"active\"", 2));
+    tf.apply().unwrap();
+    tf.write("main.tf", &config("", 3)).unwrap();
+    let plan = plan_changes(&tf, "max raised, intent left out and ignored");
+    assert!(
+        !plan.contains("intent"),
+        "the ignored intent is no change\n{plan}"
+    );
+    tf.apply().unwrap();
+    let object = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "kept").unwrap();
+    assert_eq!(object["spec"]["replicas"]["max"], 3, "{object:#}");
+    assert_eq!(
+        object["spec"]["intent"], "active",
+        "the ignored intent stays: {object:#}"
+    );
+    assert_no_changes(&tf, "after the apply");
+    tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
+}

@@ -74,6 +74,51 @@ impl Value {
         }
     }
 
+    /// This value with every unknown replaced by the value at the same place in `known` (`Null` where `known` has
+    /// none): objects and maps by name, lists and tuples by index; a set with an unknown inside is `known`'s whole
+    /// (its elements have no places). What apply sends: the planned state, whose unknowns the configuration, wholly
+    /// known at apply time, fills.
+    pub fn fill_unknowns(&self, known: &Value) -> Value {
+        match (self, known) {
+            (Value::Unknown, _) => known.clone(),
+            (Value::Object(entries), _) | (Value::Map(entries), _) => {
+                let filled = entries
+                    .iter()
+                    .map(|(name, v)| {
+                        let there = match known {
+                            Value::Object(k) | Value::Map(k) => k.get(name),
+                            _ => None,
+                        };
+                        (name.clone(), v.fill_unknowns(there.unwrap_or(&Value::Null)))
+                    })
+                    .collect();
+                if matches!(self, Value::Object(_)) {
+                    Value::Object(filled)
+                } else {
+                    Value::Map(filled)
+                }
+            }
+            (Value::List(items), _) | (Value::Tuple(items), _) => {
+                let there = |i: usize| match known {
+                    Value::List(k) | Value::Tuple(k) => k.get(i),
+                    _ => None,
+                };
+                let filled = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| v.fill_unknowns(there(i).unwrap_or(&Value::Null)))
+                    .collect();
+                if matches!(self, Value::List(_)) {
+                    Value::List(filled)
+                } else {
+                    Value::Tuple(filled)
+                }
+            }
+            (Value::Set(_), _) if !self.is_wholly_known() => known.clone(),
+            _ => self.clone(),
+        }
+    }
+
     /// The attribute `name` of an object; `None` for non-objects and missing attributes.
     pub fn get(&self, name: &str) -> Option<&Value> {
         match self {

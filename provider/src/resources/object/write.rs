@@ -64,10 +64,11 @@ impl<K: Kind> CustomResource<K> {
         planned: &Value,
         config: &Value,
     ) -> Result<(Value, Diagnostics), Diagnostics> {
-        // The planned state may still hold unknowns for values that came from other resources; at apply time the
-        // configuration is wholly known, and every non-computed attribute is planned exactly as configured, so the
-        // configuration is the source of truth.
-        let desired = if config.is_null() { planned } else { config };
+        // The planned state is what Terraform asked for: it holds the prior value of an attribute under
+        // `lifecycle { ignore_changes }` that the configuration no longer sets (the configuration alone would drop it
+        // from our field set, and server-side apply would remove it). Its unknowns, values that came from other
+        // resources, the configuration fills: it is wholly known at apply time.
+        let desired = &planned.fill_unknowns(config);
         let name = desired
             .get(NAME)
             .and_then(Value::as_str)
