@@ -156,11 +156,11 @@ pub const PATH_PREFIX_PATTERN: &str = r"^/([-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-
 
 /// The CRD schema's `pattern` of every quantity (`resources.requests`/`.limits` values, `emptyDir.sizeLimit`): a
 /// Kubernetes quantity as `k8s.io/apimachinery` parses it ([`crate::quantity`]: a number of digits with at most one
-/// `.`, which may be empty, then one suffix `Ki`..`Ei`, `n`..`E` or `e<integer>`; spaces around are trimmed), not
-/// negative (Kubernetes refuses a negative amount on the pod): a `-` only before zeros. Looser than
+/// `.`, which may be empty, then one suffix `Ki`..`Ei`, `n`..`E` or `e<integer>`, not both empty; spaces around are
+/// trimmed), not negative (Kubernetes refuses a negative amount on the pod): a `-` only before zeros. Looser than
 /// [`crate::quantity::check`] (an exponent's range, digits before a small exponent), which `render -f` and the
 /// provider apply.
-pub const QUANTITY_PATTERN: &str = r"^[\t-\r\x{85}\p{Z}]*(\+?[0-9]*(\.[0-9]*)?|-0*(\.0*)?)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?[\t-\r\x{85}\p{Z}]*$";
+pub const QUANTITY_PATTERN: &str = r"^[\t-\r\x{85}\p{Z}]*((\+|-|\+?[0-9]+(\.[0-9]*)?|\+?\.[0-9]*|-0+(\.0*)?|-\.0*)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?|[KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)[\t-\r\x{85}\p{Z}]*$";
 
 /// The CRD schema's `pattern` of `schedule.expiresAt`, beside `format: date-time`: RFC 3339's `date-time` (digits in
 /// place, a `.` before the fraction, an offset within 23:59). The API server's `date-time` check (kube-openapi

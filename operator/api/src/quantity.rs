@@ -83,6 +83,14 @@ impl fmt::Display for QuantityError {
 
 impl std::error::Error for QuantityError {}
 
+/// Whether `text` is a quantity below zero: a `-` before a number with a non-zero digit (`-1`, `-1e99999`,
+/// `-0.0000000000000000001`), as Kubernetes reads the sign, also where [`parse`] has no exact value. `false` for
+/// text that is not a quantity ([`check`]) and for a negative zero (`-0`, `-`).
+pub fn is_negative(text: &str) -> bool {
+    split(text)
+        .is_ok_and(|p| p.negative && p.whole.bytes().chain(p.frac.bytes()).any(|b| b != b'0'))
+}
+
 /// A quantity split into its parts: sign, the number's whole and fraction digits, and the factor `base^power`.
 struct Parts<'a> {
     negative: bool,

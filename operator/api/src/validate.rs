@@ -233,7 +233,7 @@ fn check_quantity(schema: &Value, value: &Value, path: &str, errs: &mut Vec<Fiel
     };
     let ours = match crate::quantity::check(&text) {
         Err(err) => format!("must be a Kubernetes quantity such as 500m, 2, 1.5Gi or 1e3: {err}"),
-        Ok(()) if crate::quantity::parse(&text).is_some_and(|a| a < crate::exact::Exact::ZERO) => {
+        Ok(()) if crate::quantity::is_negative(&text) => {
             "must not be negative (Kubernetes refuses it on the pod): use 0 or more".to_owned()
         }
         Ok(()) => return,

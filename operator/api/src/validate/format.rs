@@ -87,32 +87,37 @@ fn is_full_date(s: &str) -> bool {
 /// Reads `spec.schedule.expiresAt` as the operator uses it: `Ok(Some(instant))`, or `Ok(None)` for an instant after
 /// the last one the operator represents (jiff's `Timestamp::MAX`, 9999-12-30T22:00:00.999999999Z), which no clock
 /// reaches, so the schedule never suspends. Fraction digits past the ninth are dropped (RFC 3339 allows any number;
-/// Kubernetes times are nanoseconds). `t` and `z` read as `T` and `Z`, as the API server reads them.
+/// Kubernetes times are nanoseconds). `t` and `z` read as `T` and `Z`, as the API server reads them. Deliberately
+/// looser than the CRD's `pattern` ([`names::DATE_TIME_PATTERN`]): a `,` before the fraction and offsets of 24:00 to
+/// 25:59, which objects stored before the pattern may hold, are read as they always were.
 ///
-/// Errors: [`NotDateTime`] for a text that fails the API server's `format: date-time` ([`is_openapi_date_time`]) or
-/// the CRD's `pattern` ([`names::DATE_TIME_PATTERN`], which refuses what that looser check lets through: any character
-/// before the fraction, an offset beyond 23:59).
+/// Errors: [`NotDateTime`] for a text the API server's `format: date-time` refuses ([`is_openapi_date_time`]), and
+/// for the rare one it takes that no RFC 3339 parser reads (`x5` before the fraction, `+99:99`; the pattern refuses
+/// both at `kubectl apply`).
 pub fn parse_date_time(text: &str) -> Result<Option<Timestamp>, NotDateTime> {
-    if !is_openapi_date_time(text)
-        || !patterns::is_match(names::DATE_TIME_PATTERN, text).unwrap_or(false)
-    {
+    if !is_openapi_date_time(text) {
         return Err(NotDateTime);
     }
     let mut upper = text.to_ascii_uppercase();
-    if let Some(dot) = upper.find('.') {
-        let digits = upper[dot + 1..]
+    // After the format check, a '.' or ',' can only stand before the fraction, and the digits after it are ASCII.
+    if let Some(mark) = upper.find(['.', ',']) {
+        let digits = upper[mark + 1..]
             .bytes()
             .take_while(u8::is_ascii_digit)
             .count();
         if digits > 9 {
-            upper.replace_range(dot + 10..dot + 1 + digits, "");
+            upper.replace_range(mark + 10..mark + 1 + digits, "");
         }
     }
-    // After both checks every field is in range; only an instant past `Timestamp::MAX` fails to convert.
-    Ok(upper.parse::<Timestamp>().ok())
+    match upper.parse::<Timestamp>() {
+        Ok(at) => Ok(Some(at)),
+        // Every field of a text of the pattern is in range: only an instant past `Timestamp::MAX` fails.
+        Err(_) if patterns::is_match(names::DATE_TIME_PATTERN, text) == Some(true) => Ok(None),
+        Err(_) => Err(NotDateTime),
+    }
 }
 
-/// Checks `text` against a schema `format` as the API server does (`date-time`: [`is_openapi_date_time`; the CRD's
+/// Checks `text` against a schema `format` as the API server does (`date-time`: [`is_openapi_date_time`]; the CRD's
 /// `pattern` beside it refuses the rest the operator could not read); `Ok` for formats that are not checked (see the
 /// module doc). Errors: the rule broken, in words that end with an example to write instead.
 pub fn check(format: &str, text: &str) -> Result<(), String> {
@@ -198,10 +203,9 @@ mod tests {
             refused.contains("RFC 3339") && refused.ends_with(DATE_TIME_EXAMPLE),
             "{refused}"
         );
-        // The API server's format takes these; the CRD's pattern refuses them, so the operator never reads them.
+        // The API server's format takes these; no parser reads them, and the CRD's pattern now refuses them.
         for text in [
             "2026-12-31T18:00:00+99:99",
-            "2026-12-31T18:00:00+24:00",
             "2026-12-31T18:00:00x5Z",
             "2026-12-31T18:00:00ZT",
         ] {
@@ -216,6 +220,23 @@ mod tests {
                 "{text:?}"
             );
             assert_eq!(parse_date_time(text), Err(NotDateTime), "{text:?}");
+        }
+        // Read as always for an object stored before the pattern (a reviewer's finding), refused at `kubectl apply`
+        // from now on.
+        for (text, at_utc) in [
+            ("2026-12-31T18:00:00,5Z", "2026-12-31T18:00:00.5Z"),
+            ("2026-12-31T18:00:00+24:00", "2026-12-30T18:00:00Z"),
+            (
+                "2026-12-31T18:00:00,1234567891Z",
+                "2026-12-31T18:00:00.123456789Z",
+            ),
+        ] {
+            assert_eq!(parse_date_time(text), Ok(Some(at(at_utc))), "{text:?}");
+            assert_eq!(
+                patterns::is_match(names::DATE_TIME_PATTERN, text),
+                Some(false),
+                "{text:?}"
+            );
         }
         assert_eq!(check("int32", "x"), Ok(()));
     }

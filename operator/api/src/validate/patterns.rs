@@ -19,20 +19,21 @@ use crate::names;
 pub fn is_match(pattern: &str, s: &str) -> Option<bool> {
     static COMPILED: LazyLock<RwLock<HashMap<String, Option<Regex>>>> =
         LazyLock::new(Default::default);
-    let known = COMPILED
+    // Matched under the read lock: a clone of a `Regex` starts an empty cache pool, a shared one reuses its caches.
+    if let Some(regex) = COMPILED
         .read()
         .unwrap_or_else(PoisonError::into_inner)
         .get(pattern)
-        .cloned();
-    let regex = known.unwrap_or_else(|| {
-        let regex = Regex::new(pattern).ok();
-        COMPILED
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(pattern.to_owned(), regex.clone());
-        regex
-    });
-    regex.map(|re| re.is_match(s))
+    {
+        return regex.as_ref().map(|re| re.is_match(s));
+    }
+    let regex = Regex::new(pattern).ok();
+    let answer = regex.as_ref().map(|re| re.is_match(s));
+    COMPILED
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(pattern.to_owned(), regex);
+    answer
 }
 
 /// The meaning of the CRD `pattern` `pattern` (exact text), `None` for one this table does not know.
