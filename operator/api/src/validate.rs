@@ -232,15 +232,23 @@ fn check_quantity(schema: &Value, value: &Value, path: &str, errs: &mut Vec<Fiel
         }
     };
     let ours = match crate::quantity::check(&text) {
-        Err(err) => format!("must be a Kubernetes quantity such as 500m, 2, 1.5Gi or 1e3: {err}"),
-        Ok(()) if crate::quantity::is_negative(&text) => {
-            "must not be negative (Kubernetes refuses it on the pod): use 0 or more".to_owned()
-        }
-        Ok(()) => return,
+        Err(err) => Some(format!(
+            "must be a Kubernetes quantity such as 500m, 2, 1.5Gi or 1e3: {err}"
+        )),
+        Ok(()) if crate::quantity::is_negative(&text) => Some(
+            "must not be negative (Kubernetes refuses it on the pod): use 0 or more".to_owned(),
+        ),
+        Ok(()) => None,
     };
-    let detail = match api_server {
-        Some(words) => format!("{path} {words}: {ours}"),
-        None => format!("{path} {ours}"),
+    let detail = match (api_server, ours) {
+        (None, None) => return,
+        (Some(words), Some(ours)) => format!("{path} {words}: {ours}"),
+        (None, Some(ours)) => format!("{path} {ours}"),
+        // Not expected (a unit test holds the pattern to taking every quantity not negative), but the API server is
+        // the authority: its refusal is reported.
+        (Some(words), None) => {
+            format!("{path} {words}: a Kubernetes quantity, not negative, e.g. 500m, 2 or 16Gi")
+        }
     };
     errs.push(invalid(path, value, detail));
 }

@@ -308,6 +308,35 @@ mod tests {
             );
         }
         assert!(validate_value(schema, &spec(json!("8Gi")), "spec").is_empty());
+        // In the API server's words first, then ours; a negative too large for an exact value is negative too.
+        for (bad, api_server) in [
+            (json!("-1Gi"), "should match"),
+            (json!(-1), "should be greater than or equal to 0"),
+            (json!("-1e39"), "should match"),
+        ] {
+            let found = validate_value(schema, &spec(bad.clone()), "spec");
+            assert!(found[0].message.contains(api_server), "{bad}: {found:?}");
+            assert!(
+                found[0].message.contains("must not be negative"),
+                "{bad}: {found:?}"
+            );
+        }
+    }
+
+    // Should the CRD's quantity pattern ever refuse what the quantity grammar takes, the API server's refusal is still
+    // reported (it is the authority), not dropped.
+    #[test]
+    fn a_quantity_the_pattern_refuses_is_reported_even_when_the_grammar_takes_it() {
+        let schema = json!({"x-kubernetes-int-or-string": true, "pattern": "^1$"});
+        let found = validate_value(&schema, &json!("2"), "spec.q");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0]
+                .message
+                .contains("spec.q in body should match '^1$'"),
+            "{found:?}"
+        );
+        assert!(validate_value(&schema, &json!("1"), "spec.q").is_empty());
     }
 
     // The review's findings: huge pages are never overcommitted either, and a whole unit is counted as Kubernetes
