@@ -930,5 +930,29 @@ resource "modelfleet_inference" "kept" {{
         "the ignored intent stays: {object:#}"
     );
     assert_no_changes(&tf, "after the apply");
+    // A hunt's finding: once another manager takes the ignored field, an apply of another change must not take it
+    // back (a co-owner, which the other manager's next apply then conflicts with).
+    let ops_apply = |intent: &str, force: bool| {
+        let file = tf.path().join("ops.yaml");
+        let manifest = format!(
+            "apiVersion: modelfleet.io/v1alpha1\nkind: InferenceService\nmetadata:\n  name: kept\n  \
+             namespace: {ns}\nspec:\n  intent: {intent}\n"
+        );
+        std::fs::write(&file, manifest).unwrap();
+        let path = file.to_str().unwrap().to_owned();
+        let mut args = vec!["apply", "--server-side", "--field-manager=ops", "-f", &path];
+        if force {
+            args.push("--force-conflicts");
+        }
+        cluster.kubectl_ok(&args)
+    };
+    ops_apply("suspended", true).unwrap();
+    tf.write("main.tf", &config("", 4)).unwrap();
+    tf.apply().unwrap();
+    let object = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "kept").unwrap();
+    assert_eq!(object["spec"]["replicas"]["max"], 4, "{object:#}");
+    assert_eq!(object["spec"]["intent"], "suspended", "{object:#}");
+    ops_apply("active", false)
+        .expect("ops changes its intent without a conflict: Terraform did not take it back");
     tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
 }

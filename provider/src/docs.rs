@@ -311,7 +311,13 @@ fn refresh_section() -> String {
          not on the new one, and this apply does not create them there: the first plan after it fails for each \
          with `was created on another cluster` (the state keeps them). Remove them from the state (`terraform state \
          rm`) and apply again to create them on the new cluster. Keeping the cluster in its own configuration, \
-         applied first, avoids the unknown settings altogether.\n",
+         applied first, avoids the unknown settings altogether.\n\n## Attributes under `ignore_changes`\n\nAn \
+         apply sends the planned values, so an attribute under `lifecycle {{ ignore_changes }}` keeps the value it \
+         has while this provider's field manager owns it, even when the configuration no longer sets it (server-side \
+         apply would remove a field its manager stops sending). One the configuration does not set and another \
+         manager owns (after an import, or after someone took it with `kubectl apply --server-side \
+         --force-conflicts`) is not sent, so Terraform does not become its co-owner. In `ignore_changes`, a field \
+         of a single block is written `container.image`, not `container[0].image`.\n",
         MAX_AGE.as_secs(),
         crate::config::CONNECTION_ATTRIBUTES
             .iter()

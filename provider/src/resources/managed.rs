@@ -99,6 +99,37 @@ pub fn visible(spec: &Json, owned: Option<&Json>, prior: &Json) -> Map<String, J
     }
 }
 
+/// Removes from `body` (the planned spec an apply is about to send) every field the configuration's spec
+/// `configured` does not set that our field set `owned` does not hold either. Such a field is in the plan only because
+/// `lifecycle { ignore_changes }` kept its prior value: sent while we own it, it stays (left out, server-side apply
+/// would remove it); sent while another manager owns it (after an import, or after it took the field with
+/// `--force-conflicts`), it would make us a co-owner that the other manager then conflicts with. Objects and maps are
+/// followed key by key while we own some of their keys; a field we own whole (no `f:` children) is kept whole.
+pub fn drop_unconfigured(body: &mut Json, configured: &Json, owned: Option<&Json>) {
+    let Json::Object(fields) = body else {
+        return;
+    };
+    fields.retain(|key, value| {
+        let set = owned.and_then(|o| o.get(format!("f:{key}")));
+        let unset = match configured.get(key) {
+            None | Some(Json::Null) => true,
+            Some(Json::Array(items)) => items.is_empty(),
+            Some(_) => false,
+        };
+        if unset {
+            return set.is_some();
+        }
+        let whole = set.is_some_and(|s| {
+            s.as_object()
+                .is_none_or(|m| !m.keys().any(|k| k.starts_with("f:")))
+        });
+        if !whole {
+            drop_unconfigured(value, &configured[key], set);
+        }
+        true
+    });
+}
+
 /// The dotted paths (`model.servedName`) of object keys in the live `spec` that the applied `desired` spec leaves out:
 /// fields other managers own, which a server-side apply keeps (it removes only fields its own manager set before).
 /// Lists are compared as wholes elsewhere and are not entered.
@@ -131,6 +162,42 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    // A hunt's finding: with the body taken from the plan, an ignored field the configuration does not set was sent
+    // after an import, making us a co-owner of a field another manager owns.
+    #[test]
+    fn fields_the_configuration_leaves_out_are_sent_only_while_we_own_them() {
+        let body = json!({"intent": "active", "model": {"name": "m", "revision": "r"},
+            "replicas": {"min": 1, "max": 3}, "container": {"image": "i", "resources": {"requests": {"cpu": "1"}}}});
+        let configured = json!({"model": {"name": "m"}, "replicas": {"max": 3},
+            "container": {"image": "i", "resources": {"requests": {}}}});
+        // After an import: we own nothing, so only what the configuration sets is sent.
+        let mut after_import = body.clone();
+        drop_unconfigured(&mut after_import, &configured, None);
+        assert_eq!(
+            after_import,
+            json!({"model": {"name": "m"}, "replicas": {"max": 3}, "container": {"image": "i",
+                "resources": {"requests": {}}}})
+        );
+        // We wrote intent, model.revision and requests.cpu before: they stay in the body, so they stay on the object.
+        let owned = json!({"f:intent": {}, "f:model": {"f:name": {}, "f:revision": {}},
+            "f:replicas": {"f:max": {}}, "f:container": {"f:image": {}, "f:resources": {"f:requests": {"f:cpu": {}}}}});
+        let mut ours = body.clone();
+        drop_unconfigured(&mut ours, &configured, Some(&owned));
+        assert_eq!(
+            ours,
+            json!({"intent": "active", "model": {"name": "m", "revision": "r"}, "replicas": {"max": 3},
+                "container": {"image": "i", "resources": {"requests": {"cpu": "1"}}}})
+        );
+        // A field we own whole (an atomic value) is kept whole.
+        let mut whole = json!({"replicas": {"min": 1, "max": 3}});
+        drop_unconfigured(
+            &mut whole,
+            &json!({"replicas": {"max": 3}}),
+            Some(&json!({"f:replicas": {}})),
+        );
+        assert_eq!(whole, json!({"replicas": {"min": 1, "max": 3}}));
+    }
 
     fn entry(manager: &str, fields: Json) -> ManagedFieldsEntry {
         ManagedFieldsEntry {

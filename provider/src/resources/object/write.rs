@@ -77,13 +77,18 @@ impl<K: Kind> CustomResource<K> {
         let namespace = apply_namespace(ctx, planned, config)?;
         let object = format!("{namespace}/{name}");
         let mut spec = Json::Object(fields::to_json(&self.fields, desired, &AttrPath::root())?);
+        let configured = if config.is_null() {
+            spec.clone()
+        } else {
+            Json::Object(fields::to_json(&self.fields, config, &AttrPath::root())?)
+        };
         let api = self.client_api(self.client(ctx).await?, &namespace);
         // One read before the write: a create must not take over an object it did not make, and an update sends the
         // stored form of every value the plan found equal (`quantity::keep_live`).
         let existing = api_error::get_object(&api, &name)
             .await
             .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?;
-        let force = self.before_write(ctx, existing, prior, &object, &mut spec)?;
+        let force = self.before_write(ctx, existing, prior, &object, (&mut spec, &configured))?;
         let manifest = self.manifest(&namespace, &name, spec);
         let mut params = PatchParams::apply(&ctx.config.field_manager);
         if force {
@@ -108,8 +113,10 @@ impl<K: Kind> CustomResource<K> {
     }
 
     /// What the read before a write decides (no I/O): a create refuses an `existing` object it did not make, an update
-    /// refuses one being deleted and sends the stored form of every value the plan found equal
-    /// (`quantity::keep_live`, into `spec`). Returns whether to force the server-side apply: when `force_conflicts`
+    /// refuses one being deleted, sends the stored form of every value the plan found equal (`quantity::keep_live`,
+    /// into `spec`) and leaves out what the configuration's spec `configured` does not set unless our field manager
+    /// owns it (`managed::drop_unconfigured`: an `ignore_changes` value). Returns whether to force the server-side
+    /// apply: when `force_conflicts`
     /// is set, and on the first write after an import (or a change of `field_manager`: our manager owns nothing of
     /// the spec yet), as `terraform import` is the user's word that Terraform now manages the object, so a changed
     /// field another manager set is taken over rather than a conflict.
@@ -119,7 +126,7 @@ impl<K: Kind> CustomResource<K> {
         existing: Option<DynamicObject>,
         prior: &Value,
         object: &str,
-        spec: &mut Json,
+        (spec, configured): (&mut Json, &Json),
     ) -> Result<bool, Diagnostics> {
         let force = ctx.config.force_conflicts;
         match existing {
@@ -142,9 +149,13 @@ impl<K: Kind> CustomResource<K> {
                     live.metadata.managed_fields.as_deref().unwrap_or_default(),
                     &ctx.config.field_manager,
                 );
+                managed::drop_unconfigured(spec, configured, ours.as_ref());
                 Ok(force || ours.is_none())
             }
-            None => Ok(force),
+            None => {
+                managed::drop_unconfigured(spec, configured, None);
+                Ok(force)
+            }
         }
     }
 
