@@ -901,6 +901,7 @@ resource "modelfleet_inference" "kept" {{
   }}
   container {{
     image = "hashicorp/http-echo:1.0"
+    args  = []
   }}
   replicas {{
     min = 1
@@ -916,6 +917,14 @@ resource "modelfleet_inference" "kept" {{
     };
     let tf = terraform(&cluster, &ns, &config("intent = \"active\"", 2));
     tf.apply().unwrap();
+    // A configured empty list is set (a reviewer's finding: it was left out of the first write, a permanent diff).
+    let object = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "kept").unwrap();
+    assert_eq!(
+        object["spec"]["container"]["args"],
+        serde_json::json!([]),
+        "{object:#}"
+    );
+    assert_no_changes(&tf, "after the create");
     tf.write("main.tf", &config("", 3)).unwrap();
     let plan = plan_changes(&tf, "max raised, intent left out and ignored");
     assert!(

@@ -63,9 +63,10 @@ pub fn cluster_named(ctx: &ProviderContext) -> String {
     }
 }
 
-/// The detail of a request the API server did not answer (a connection refused, a timeout, TLS): the server it was
-/// sent to (the client's URL and the configuration that chose it), every cause in `err`'s source chain, and what to
-/// check. kube's own message names no host (`error trying to connect: ...`).
+/// The detail of a request that got no Kubernetes answer (a connection refused, a timeout, TLS, credentials, a body
+/// that is not a Kubernetes object): the server it was sent to (the client's URL and the configuration that chose
+/// it), every cause in `err`'s source chain, and, when the server did not answer, what to check. kube's own message
+/// names no host (`error trying to connect: ...`).
 fn unanswered(err: &kube::Error, ctx: &ProviderContext) -> String {
     let mut causes = err.to_string();
     let mut source = std::error::Error::source(err);
@@ -81,9 +82,16 @@ fn unanswered(err: &kube::Error, ctx: &ProviderContext) -> String {
         .client
         .cluster_url()
         .map_or_else(String::new, |url| format!(" {url}"));
+    // Advice on reaching the server only when it did not answer (connect, TLS, timeout); credentials (an exec plugin)
+    // and an answer that is not a Kubernetes object have their cause in the message.
+    let advice = if matches!(err, kube::Error::HyperError(_) | kube::Error::Service(_)) {
+        " Check that the API server is running and reachable from where Terraform runs, and that the provider block \
+         names the right cluster."
+    } else {
+        ""
+    };
     format!(
-        "The Kubernetes API request to{server} ({}) failed: {causes}. Check that the API server is running and \
-         reachable from where Terraform runs, and that the provider block names the right cluster.",
+        "The Kubernetes API request to{server} ({}) failed: {causes}.{advice}",
         cluster_named(ctx)
     )
 }

@@ -100,33 +100,23 @@ pub fn visible(spec: &Json, owned: Option<&Json>, prior: &Json) -> Map<String, J
 }
 
 /// Removes from `body` (the planned spec an apply is about to send) every field the configuration's spec
-/// `configured` does not set that our field set `owned` does not hold either. Such a field is in the plan only because
-/// `lifecycle { ignore_changes }` kept its prior value: sent while we own it, it stays (left out, server-side apply
-/// would remove it); sent while another manager owns it (after an import, or after it took the field with
-/// `--force-conflicts`), it would make us a co-owner that the other manager then conflicts with. Objects and maps are
-/// followed key by key while we own some of their keys; a field we own whole (no `f:` children) is kept whole.
+/// `configured` does not set (absent or null; an empty list is set) that our field set `owned` does not hold either.
+/// Such a field is in the plan only because `lifecycle { ignore_changes }` kept its prior value: sent while we own it,
+/// it stays (left out, server-side apply would remove it); sent while another manager owns it (after an import, or
+/// after it took the field with `--force-conflicts`), it would make us a co-owner that the other manager then
+/// conflicts with. Objects (structs and maps, whose field sets list each key) are followed key by key, configured or
+/// not; anything else (scalars, lists) is kept whole when it is configured or owned.
 pub fn drop_unconfigured(body: &mut Json, configured: &Json, owned: Option<&Json>) {
     let Json::Object(fields) = body else {
         return;
     };
     fields.retain(|key, value| {
         let set = owned.and_then(|o| o.get(format!("f:{key}")));
-        let unset = match configured.get(key) {
-            None | Some(Json::Null) => true,
-            Some(Json::Array(items)) => items.is_empty(),
-            Some(_) => false,
-        };
-        if unset {
-            return set.is_some();
+        let there = configured.get(key).filter(|c| !c.is_null());
+        if value.is_object() {
+            drop_unconfigured(value, there.unwrap_or(&Json::Null), set);
         }
-        let whole = set.is_some_and(|s| {
-            s.as_object()
-                .is_none_or(|m| !m.keys().any(|k| k.starts_with("f:")))
-        });
-        if !whole {
-            drop_unconfigured(value, &configured[key], set);
-        }
-        true
+        there.is_some() || set.is_some()
     });
 }
 
@@ -189,14 +179,27 @@ mod tests {
             json!({"intent": "active", "model": {"name": "m", "revision": "r"}, "replicas": {"max": 3},
                 "container": {"image": "i", "resources": {"requests": {"cpu": "1"}}}})
         );
-        // A field we own whole (an atomic value) is kept whole.
-        let mut whole = json!({"replicas": {"min": 1, "max": 3}});
+        // A reviewer's findings: a configured empty list is set (`args = []` must reach the object on create), and
+        // an unconfigured object we own only part of is followed key by key (another manager took `max`).
+        let mut empty = json!({"container": {"image": "i", "args": []}});
         drop_unconfigured(
-            &mut whole,
-            &json!({"replicas": {"max": 3}}),
-            Some(&json!({"f:replicas": {}})),
+            &mut empty,
+            &json!({"container": {"image": "i", "args": []}}),
+            None,
         );
-        assert_eq!(whole, json!({"replicas": {"min": 1, "max": 3}}));
+        assert_eq!(empty, json!({"container": {"image": "i", "args": []}}));
+        let mut partly = json!({"replicas": {"min": 1, "max": 5}});
+        drop_unconfigured(
+            &mut partly,
+            &json!({}),
+            Some(&json!({"f:replicas": {"f:min": {}}})),
+        );
+        assert_eq!(partly, json!({"replicas": {"min": 1}}));
+        // A list we own is kept whole, whatever its field set lists inside.
+        let mut list = json!({"env": [{"name": "A", "value": "1"}]});
+        let owned = json!({"f:env": {"k:{\"name\":\"A\"}": {"f:value": {}}}});
+        drop_unconfigured(&mut list, &json!({}), Some(&owned));
+        assert_eq!(list, json!({"env": [{"name": "A", "value": "1"}]}));
     }
 
     fn entry(manager: &str, fields: Json) -> ManagedFieldsEntry {

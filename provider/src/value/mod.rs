@@ -219,3 +219,75 @@ pub(crate) fn child_path(parent: &str, step: &str) -> String {
         format!("{parent}.{step}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Value;
+
+    fn object(entries: &[(&str, Value)]) -> Value {
+        Value::Object(
+            entries
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+        )
+    }
+
+    // What apply sends: the planned state, its unknowns taken from the configuration.
+    #[test]
+    fn fill_unknowns_takes_each_unknown_from_the_same_place() {
+        let planned = object(&[
+            ("name", Value::string("m")),
+            ("image", Value::Unknown),
+            (
+                "args",
+                Value::List(vec![Value::string("a"), Value::Unknown]),
+            ),
+            ("env", Value::Unknown),
+            (
+                "labels",
+                Value::Map([("k".to_owned(), Value::Unknown)].into()),
+            ),
+            ("tags", Value::Set(vec![Value::Unknown])),
+            ("kept", Value::string("prior")),
+        ]);
+        let config = object(&[
+            ("name", Value::string("m")),
+            ("image", Value::string("img:2")),
+            (
+                "args",
+                Value::List(vec![Value::string("a"), Value::string("b")]),
+            ),
+            ("env", Value::List(vec![Value::string("E")])),
+            (
+                "labels",
+                Value::Map([("k".to_owned(), Value::string("v"))].into()),
+            ),
+            ("tags", Value::Set(vec![Value::string("t")])),
+            ("kept", Value::Null),
+        ]);
+        let filled = planned.fill_unknowns(&config);
+        assert!(filled.is_wholly_known());
+        assert_eq!(filled.get("image"), Some(&Value::string("img:2")));
+        assert_eq!(filled.get("args"), config.get("args"));
+        assert_eq!(filled.get("env"), config.get("env"));
+        assert_eq!(filled.get("labels"), config.get("labels"));
+        assert_eq!(
+            filled.get("tags"),
+            config.get("tags"),
+            "a set with an unknown is the configuration's"
+        );
+        assert_eq!(
+            filled.get("kept"),
+            Some(&Value::string("prior")),
+            "known planned values stay"
+        );
+        // An unknown with nothing at its place in the configuration is null.
+        let short = object(&[("args", Value::List(vec![Value::Unknown, Value::Unknown]))]);
+        let one = object(&[("args", Value::List(vec![Value::string("x")]))]);
+        assert_eq!(
+            short.fill_unknowns(&one).get("args"),
+            Some(&Value::List(vec![Value::string("x"), Value::Null]))
+        );
+    }
+}
