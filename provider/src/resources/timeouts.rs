@@ -104,23 +104,23 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
             whole.parse().map_err(|_| DurationError::TooLong)?
         };
         // The fraction, to the nanosecond: Go drops what lies below it too.
-        let scale = 10u128.pow(u32::try_from(fraction.len().min(18)).unwrap_or(18));
-        let digits: u128 = fraction[..fraction.len().min(18)].parse().unwrap_or(0);
+        let (digits, scale) = fraction
+            .bytes()
+            .take(18)
+            .fold((0u128, 1u128), |(n, scale), b| {
+                (n * 10 + u128::from(b - b'0'), scale * 10)
+            });
         let part = whole
             .checked_mul(*per_unit)
             .and_then(|n| n.checked_add(digits * per_unit / scale))
             .ok_or(DurationError::TooLong)?;
         nanos = nanos.checked_add(part).ok_or(DurationError::TooLong)?;
     }
-    if nanos > i64::MAX as u128 {
-        return Err(DurationError::TooLong);
-    }
+    let nanos = i64::try_from(nanos).map_err(|_| DurationError::TooLong)?;
     if negative && nanos > 0 {
         return Err(DurationError::Negative);
     }
-    Ok(Duration::from_nanos(
-        u64::try_from(nanos).map_err(|_| DurationError::TooLong)?,
-    ))
+    Ok(Duration::from_nanos(nanos.unsigned_abs()))
 }
 
 /// Validates the durations in a resource's `timeouts` block.

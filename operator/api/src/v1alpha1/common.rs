@@ -110,11 +110,11 @@ pub struct Resources {
     /// extended resource or huge pages need a limit of the same amount, and huge pages a `cpu` or `memory` amount
     /// beside them (Kubernetes' rules for the pod).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("maxProperties" = 16), transform = quantity_values)]
+    #[schemars(extend("maxProperties" = 16), transform = super::quantities::quantity_values)]
     pub requests: Option<BTreeMap<String, Quantity>>,
     /// Hard limits, e.g. `memory: 32Gi`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("maxProperties" = 16), transform = quantity_values)]
+    #[schemars(extend("maxProperties" = 16), transform = super::quantities::quantity_values)]
     pub limits: Option<BTreeMap<String, Quantity>>,
 }
 
@@ -163,7 +163,7 @@ pub struct EmptyDirSource {
     pub medium: Option<StorageMedium>,
     /// Size limit, e.g. `100Gi`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(transform = quantity)]
+    #[schemars(transform = super::quantities::quantity)]
     pub size_limit: Option<Quantity>,
 }
 
@@ -471,30 +471,5 @@ pub(crate) fn bounded_string_values(schema: &mut schemars::Schema) {
         .and_then(|v| v.as_object_mut())
     {
         values.insert("maxLength".into(), 4096.into());
-    }
-}
-
-/// schemars transform for a quantity field (`emptyDir.sizeLimit`): the API server takes any string or integer for an
-/// int-or-string, so this adds what Kubernetes requires of the amount on the pod, at the earliest point: a string
-/// matches [`crate::names::QUANTITY_PATTERN`] (a quantity, not negative) and an integer is at least 0. The schema
-/// walk of `render -f` and the provider checks the full grammar ([`crate::quantity::check`]) with better words.
-pub(crate) fn quantity(schema: &mut schemars::Schema) {
-    schema.insert("pattern".into(), crate::names::QUANTITY_PATTERN.into());
-    schema.insert("minimum".into(), 0.into());
-}
-
-/// schemars transform for maps of quantities (`resources.requests`, `.limits`): [`quantity`] on each value, whose
-/// description (k8s-openapi's whole `Quantity` essay, 3 KB for each map in the CRD) becomes one line.
-pub(crate) fn quantity_values(schema: &mut schemars::Schema) {
-    if let Some(values) = schema
-        .get_mut("additionalProperties")
-        .and_then(|v| v.as_object_mut())
-    {
-        values.insert("pattern".into(), crate::names::QUANTITY_PATTERN.into());
-        values.insert("minimum".into(), 0.into());
-        values.insert(
-            "description".into(),
-            "A Kubernetes quantity, not negative, e.g. `500m`, `2`, `16Gi`.".into(),
-        );
     }
 }

@@ -10,6 +10,7 @@
 pub mod common;
 pub mod dataset;
 pub mod inference;
+mod quantities;
 mod rules;
 pub mod scheduling;
 pub mod security;

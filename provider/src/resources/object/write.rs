@@ -115,11 +115,11 @@ impl<K: Kind> CustomResource<K> {
     /// What the read before a write decides (no I/O): a create refuses an `existing` object it did not make, an update
     /// refuses one being deleted, sends the stored form of every value the plan found equal (`quantity::keep_live`,
     /// into `spec`) and leaves out what the configuration's spec `configured` does not set unless our field manager
-    /// owns it (`managed::drop_unconfigured`: an `ignore_changes` value). Returns whether to force the server-side
-    /// apply: when `force_conflicts`
-    /// is set, and on the first write after an import (or a change of `field_manager`: our manager owns nothing of
-    /// the spec yet), as `terraform import` is the user's word that Terraform now manages the object, so a changed
-    /// field another manager set is taken over rather than a conflict.
+    /// owns it (`managed::drop_unconfigured`: an `ignore_changes` value; a create has none, its plan is the
+    /// configuration). Returns whether to force the server-side apply: when `force_conflicts` is set, and on the
+    /// first write after an import (or a change of `field_manager`: our manager owns nothing of the spec yet), as
+    /// `terraform import` is the user's word that Terraform now manages the object, so a changed field another
+    /// manager set is taken over rather than a conflict.
     fn before_write(
         &self,
         ctx: &ProviderContext,
@@ -152,10 +152,7 @@ impl<K: Kind> CustomResource<K> {
                 managed::drop_unconfigured(spec, configured, ours.as_ref());
                 Ok(force || ours.is_none())
             }
-            None => {
-                managed::drop_unconfigured(spec, configured, None);
-                Ok(force)
-            }
+            None => Ok(force),
         }
     }
 
