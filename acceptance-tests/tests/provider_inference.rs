@@ -965,3 +965,115 @@ resource "modelfleet_inference" "kept" {{
         .expect("ops changes its intent without a conflict: Terraform did not take it back");
     tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
 }
+
+// The forced first write after an import was inferred from "our field manager owns no spec field", which also holds
+// after another manager took every field from Terraform with `--force-conflicts`: the next apply then took them all
+// back silently, where taking some of them was a conflict. The private state now records the import and the field
+// manager of the last write: everything taken is a conflict as well, and a new `field_manager` still takes over.
+#[tokio::test]
+async fn fields_another_manager_took_are_a_conflict_however_many() {
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-isvc-taken")
+        .await
+        .expect("namespace with the CRDs");
+    let ns = ns.name().to_string();
+    let config = |max: u32, provider_extra: &str| {
+        format!(
+            r#"{}
+resource "modelfleet_inference" "taken" {{
+  name = "taken"
+  model {{
+    name = "taken"
+  }}
+  container {{
+    image = "hashicorp/http-echo:1.0"
+  }}
+  replicas {{
+    min = 1
+    max = {max}
+  }}
+}}
+"#,
+            terraform::provider_block(&cluster.kubeconfig, &ns, provider_extra)
+        )
+    };
+    let tf = terraform(&cluster, &ns, &config(2, ""));
+    tf.apply().unwrap();
+    // ops changes every field Terraform set, forcing: Terraform's manager is left owning nothing of the spec.
+    let file = tf.path().join("ops.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "apiVersion: modelfleet.io/v1alpha1\nkind: InferenceService\nmetadata:\n  name: taken\n  \
+             namespace: {ns}\nspec:\n  model:\n    name: other\n  container:\n    image: hashicorp/http-echo:0.2.3\n  \
+             replicas:\n    min: 2\n    max: 5\n"
+        ),
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    cluster
+        .kubectl_ok(&[
+            "apply",
+            "--server-side",
+            "--field-manager=ops",
+            "--force-conflicts",
+            "-f",
+            path,
+        ])
+        .unwrap();
+    let owns_spec = |manager: &str| {
+        let fields = cluster
+            .kubectl_ok(&[
+                "get",
+                "inferenceservices.modelfleet.io",
+                "taken",
+                "-n",
+                &ns,
+                "--show-managed-fields",
+                "-o",
+                "jsonpath={.metadata.managedFields}",
+            ])
+            .unwrap();
+        let entries: Vec<serde_json::Value> = serde_json::from_str(&fields).unwrap();
+        entries
+            .iter()
+            .any(|e| e["manager"] == manager && !e["fieldsV1"]["f:spec"].is_null())
+    };
+    assert!(!owns_spec("terraform-modelfleet"), "ops took every field");
+    tf.write("main.tf", &config(3, "")).unwrap();
+    let refused = tf.run(&["apply", "-auto-approve", "-no-color"]).unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "the apply took ops' fields back");
+    assert!(
+        stderr.contains("ops"),
+        "the conflict names the manager\n{stderr}"
+    );
+    let object = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "taken").unwrap();
+    assert_eq!(
+        object["spec"]["container"]["image"],
+        "hashicorp/http-echo:0.2.3"
+    );
+    // The user's word: force_conflicts takes them.
+    tf.write("main.tf", &config(3, "  force_conflicts = true\n"))
+        .unwrap();
+    tf.apply().unwrap();
+    let object = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "taken").unwrap();
+    assert_eq!(
+        object["spec"]["container"]["image"],
+        "hashicorp/http-echo:1.0"
+    );
+    assert_eq!(object["spec"]["replicas"]["max"], 3, "{object:#}");
+    assert_no_changes(&tf, "after the forced apply");
+    // A new field manager's first write takes over from the old one (the change it makes is no conflict).
+    tf.write(
+        "main.tf",
+        &config(4, "  field_manager = \"terraform-platform\"\n"),
+    )
+    .unwrap();
+    tf.apply().unwrap();
+    let object = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "taken").unwrap();
+    assert_eq!(object["spec"]["replicas"]["max"], 4, "{object:#}");
+    assert!(owns_spec("terraform-platform"), "the new manager took over");
+    tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
+}

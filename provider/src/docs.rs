@@ -97,8 +97,10 @@ pub fn resource_page(page: &ResourcePage) -> String {
     out.push_str(&format!(
         "\n## Import\n\nAn existing object is imported by `namespace/name`:\n\n```shell\nterraform import \
          {t}.example ml/example\n```\n\nThe first apply that changes it takes the fields it writes over \
-         from the managers that set them (as `force_conflicts` does). A field the configuration leaves out that \
-         another manager set stays theirs: the first plan after the import shows its removal, and the apply warns \
+         from the managers that set them (as `force_conflicts` does); the resource's private state marks it \
+         imported until then. After that write, a field another manager takes back (`kubectl apply --server-side \
+         --force-conflicts`) is a conflict, as for an object Terraform created. A field the configuration leaves out \
+         that another manager set stays theirs: the first plan after the import shows its removal, and the apply warns \
          that it was kept; set it in the configuration to manage it here.\n",
         t = page.type_name
     ));

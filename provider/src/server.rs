@@ -14,7 +14,7 @@ use crate::diag::Diagnostics;
 use crate::proto::tfplugin5 as pb;
 use crate::resources::api_error::cluster_named;
 use crate::resources::attributes::ID;
-use crate::resources::{ProviderContext, Registry, cluster_identity};
+use crate::resources::{ProviderContext, Registry, cluster_identity, takeover};
 use crate::schema::{Schema, provider_schema};
 use crate::value::{self, Type, Value};
 
@@ -381,17 +381,27 @@ impl pb::provider_server::Provider for ProviderService {
             let planned = decode(request.planned_state.as_ref(), &ty, "planned state")?;
             let config = decode(request.config.as_ref(), &ty, "configuration")?;
             let ctx = self.context().await?;
-            let (new_state, diags) = resource.apply(&ctx, &prior, &planned, &config).await;
-            // The object now exists on the cluster the provider talks to: record which one.
-            let private = if new_state.is_null() {
+            let manager = &ctx.config.field_manager;
+            let takeover = takeover::decide(&request.planned_private, manager);
+            let applied = resource
+                .apply(&ctx, (&prior, &planned, &config), takeover)
+                .await;
+            // The object now exists on the cluster the provider talks to: record which one, and which field manager
+            // wrote it last.
+            let private = if applied.state.is_null() {
                 request.planned_private.clone()
             } else {
-                cluster_identity::with_identity(
+                let private = cluster_identity::with_identity(
                     &request.planned_private,
                     ctx.cluster_uid().await.as_deref(),
-                )
+                );
+                if applied.wrote {
+                    takeover::written(&private, manager)
+                } else {
+                    private
+                }
             };
-            Ok::<_, Diagnostics>((encode(&new_state, &ty)?, diags, private))
+            Ok::<_, Diagnostics>((encode(&applied.state, &ty)?, applied.diagnostics, private))
         }
         .await;
         let (new_state, diagnostics, private) = match result {
@@ -419,7 +429,11 @@ impl pb::provider_server::Provider for ProviderService {
                 "Apply what the provider settings come from first, then import.",
             )?;
             let state = resource.import(&ctx, &request.id).await?;
-            let private = cluster_identity::with_identity(&[], ctx.cluster_uid().await.as_deref());
+            // Its first write takes over the fields it writes (`takeover`).
+            let private = takeover::imported(&cluster_identity::with_identity(
+                &[],
+                ctx.cluster_uid().await.as_deref(),
+            ));
             Ok::<_, Diagnostics>((encode(&state, &resource.schema().value_type())?, private))
         }
         .await;

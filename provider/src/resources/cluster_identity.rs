@@ -12,7 +12,9 @@
 
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::Api;
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
+
+use super::private_state;
 
 use crate::diag::Diagnostics;
 
@@ -22,20 +24,9 @@ pub const IDENTITY_NAMESPACE: &str = "kube-system";
 /// The key of the cluster identity in the private state's JSON object.
 pub const PRIVATE_KEY: &str = "cluster_uid";
 
-/// The private state as a JSON object; empty or unreadable bytes (an older provider's, or none) are an empty object.
-fn private_object(private: &[u8]) -> Map<String, Json> {
-    serde_json::from_slice::<Json>(private)
-        .ok()
-        .and_then(|v| match v {
-            Json::Object(map) => Some(map),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
 /// The cluster identity recorded in `private`, if any.
 pub fn recorded(private: &[u8]) -> Option<String> {
-    private_object(private)
+    private_state::object(private)
         .get(PRIVATE_KEY)
         .and_then(Json::as_str)
         .filter(|uid| !uid.is_empty())
@@ -47,12 +38,9 @@ pub fn with_identity(private: &[u8], uid: Option<&str>) -> Vec<u8> {
     let Some(uid) = uid else {
         return private.to_vec();
     };
-    if recorded(private).as_deref() == Some(uid) {
-        return private.to_vec();
-    }
-    let mut object = private_object(private);
-    object.insert(PRIVATE_KEY.to_owned(), Json::String(uid.to_owned()));
-    serde_json::to_vec(&Json::Object(object)).unwrap_or_else(|_| private.to_vec())
+    private_state::edited(private, |object| {
+        object.insert(PRIVATE_KEY.to_owned(), Json::String(uid.to_owned()));
+    })
 }
 
 /// What a refresh that did not find `object` (`namespace/name` of `kind`) on the cluster `cluster` (as the
@@ -111,7 +99,7 @@ mod tests {
         assert_eq!(recorded(&first).as_deref(), Some("uid-a"));
         let other = with_identity(br#"{"other": 1}"#, Some("uid-b"));
         assert_eq!(recorded(&other).as_deref(), Some("uid-b"));
-        assert_eq!(private_object(&other)["other"], Json::from(1));
+        assert_eq!(private_state::object(&other)["other"], Json::from(1));
         assert_eq!(with_identity(b"opaque", None), b"opaque".to_vec());
         // Unchanged bytes when the identity is already there (no needless private-state churn).
         assert_eq!(with_identity(&first, Some("uid-a")), first);

@@ -21,8 +21,10 @@ pub mod managed;
 pub mod object;
 pub mod outage;
 pub mod plan;
+pub mod private_state;
 pub mod quantity;
 pub mod snapshot;
+pub mod takeover;
 pub mod timeouts;
 pub mod training;
 pub mod validate;
@@ -155,6 +157,19 @@ pub struct Planned {
     pub warnings: Diagnostics,
 }
 
+/// What [`Resource::apply`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Applied {
+    /// The new state: the planned one with its computed values, null after a delete, the prior one on a failed
+    /// write.
+    pub state: Value,
+    /// Warnings, and the errors of a failed write or wait.
+    pub diagnostics: Diagnostics,
+    /// Whether a server-side apply wrote the object (false for a delete, a failed write, and an update with nothing
+    /// to send), so the private state records its field manager ([`takeover::written`]).
+    pub wrote: bool,
+}
+
 /// A managed resource type.
 #[tonic::async_trait]
 pub trait Resource: Send + Sync {
@@ -196,15 +211,15 @@ pub trait Resource: Send + Sync {
     /// Diagnostics for failures other than "not found".
     async fn read(&self, ctx: &ProviderContext, state: &Value) -> Result<Value, Diagnostics>;
 
-    /// Applies a planned change; `planned` null = delete. Returns the new state (on failure, the
-    /// state that now exists, e.g. the prior state when a delete timed out) and diagnostics.
+    /// Applies a planned change; `planned` null = delete. `takeover` is what the private state says of forcing an
+    /// update's write. Returns the new state (on failure, the state that now exists, e.g. the prior state when a
+    /// delete timed out), diagnostics and whether the object was written.
     async fn apply(
         &self,
         ctx: &ProviderContext,
-        prior: &Value,
-        planned: &Value,
-        config: &Value,
-    ) -> (Value, Diagnostics);
+        (prior, planned, config): (&Value, &Value, &Value),
+        takeover: takeover::Takeover,
+    ) -> Applied;
 
     /// Imports an existing object by ID.
     ///

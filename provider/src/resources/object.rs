@@ -31,7 +31,8 @@ use super::attributes::{ID, NAME, NAMESPACE, TIMEOUTS, WAIT_FOR};
 use super::fields::{self, Field};
 use super::kind::{Kind, Source};
 use super::snapshot::{self, Lookup};
-use super::{Planned, ProviderContext, Resource, managed, plan, quantity, timeouts};
+use super::takeover::Takeover;
+use super::{Applied, Planned, ProviderContext, Resource, managed, plan, quantity, timeouts};
 use crate::diag::{AttrPath, Diagnostics};
 use crate::schema::Schema;
 use crate::value::Value;
@@ -417,39 +418,56 @@ impl<K: Kind> Resource for CustomResource<K> {
     async fn apply(
         &self,
         ctx: &ProviderContext,
-        prior: &Value,
-        planned: &Value,
-        config: &Value,
-    ) -> (Value, Diagnostics) {
+        (prior, planned, config): (&Value, &Value, &Value),
+        takeover: Takeover,
+    ) -> Applied {
+        let failed = |diagnostics| Applied {
+            state: prior.clone(),
+            diagnostics,
+            wrote: false,
+        };
         // This process writes: reads after it must not be served from a snapshot taken before.
         ctx.snapshots.invalidate();
         if planned.is_null() {
             return match self.delete(ctx, prior).await {
-                Ok(()) => (Value::Null, Diagnostics::new()),
-                Err(diags) => (prior.clone(), diags),
+                Ok(()) => Applied {
+                    state: Value::Null,
+                    diagnostics: Diagnostics::new(),
+                    wrote: false,
+                },
+                Err(diags) => failed(diags),
             };
         }
         // Nothing to send when only wait_for, timeouts or the written form of an equal quantity changed (a
         // TrainingRun's spec could not take even that).
-        let (state, mut diags) = if plan::spec_unchanged(&self.spec_schema, prior, planned) {
-            (planned.clone(), Diagnostics::new())
-        } else {
-            match self.create_or_update(ctx, prior, planned, config).await {
+        let wrote = !plan::spec_unchanged(&self.spec_schema, prior, planned);
+        let (state, mut diagnostics) = if wrote {
+            match self
+                .create_or_update(ctx, (prior, planned, config), takeover)
+                .await
+            {
                 Ok(written) => written,
-                Err(diags) => return (prior.clone(), diags),
+                Err(diags) => return failed(diags),
             }
+        } else {
+            (planned.clone(), Diagnostics::new())
         };
         if K::WAIT_VALUES.is_empty() {
-            return (state, diags);
+            return Applied {
+                state,
+                diagnostics,
+                wrote,
+            };
         }
         let which = if prior.is_null() { "create" } else { "update" };
         let timeout = timeouts::get(planned, which, DEFAULT_WAIT);
         let (object, waited) = self.wait(ctx, &state, timeout, prior.is_null()).await;
-        diags.extend(waited);
-        (
-            write::fill_unknown_facts::<K>(state, object.as_ref()),
-            diags,
-        )
+        diagnostics.extend(waited);
+        Applied {
+            state: write::fill_unknown_facts::<K>(state, object.as_ref()),
+            diagnostics,
+            wrote,
+        }
     }
 
     async fn import(&self, ctx: &ProviderContext, id: &str) -> Result<Value, Diagnostics> {

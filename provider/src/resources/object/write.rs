@@ -11,6 +11,7 @@ use super::super::api_error::{self, Action};
 use super::super::attributes::{ID, NAME, NAMESPACE, WAIT_FOR};
 use super::super::kind::{Kind, WaitState};
 use super::super::outage::Outage;
+use super::super::takeover::Takeover;
 use super::super::{ProviderContext, fields, managed, quantity, timeouts, wait};
 use super::{CustomResource, DELETE_POLL, WAIT_POLL, live_facts, namespace_and_name};
 use crate::config::DefaultNamespace;
@@ -60,9 +61,8 @@ impl<K: Kind> CustomResource<K> {
     pub(super) async fn create_or_update(
         &self,
         ctx: &ProviderContext,
-        prior: &Value,
-        planned: &Value,
-        config: &Value,
+        (prior, planned, config): (&Value, &Value, &Value),
+        takeover: Takeover,
     ) -> Result<(Value, Diagnostics), Diagnostics> {
         // The planned state is what Terraform asked for: it holds the prior value of an attribute under
         // `lifecycle { ignore_changes }` that the configuration no longer sets (the configuration alone would drop it
@@ -88,7 +88,12 @@ impl<K: Kind> CustomResource<K> {
         let existing = api_error::get_object(&api, &name)
             .await
             .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?;
-        let force = self.before_write(ctx, existing, prior, &object, (&mut spec, &configured))?;
+        let force = self.before_write(
+            ctx,
+            (existing, prior, &object),
+            (&mut spec, &configured),
+            takeover,
+        )?;
         let manifest = self.manifest(&namespace, &name, spec);
         let mut params = PatchParams::apply(&ctx.config.field_manager);
         if force {
@@ -116,17 +121,15 @@ impl<K: Kind> CustomResource<K> {
     /// refuses one being deleted, sends the stored form of every value the plan found equal (`quantity::keep_live`,
     /// into `spec`) and leaves out what the configuration's spec `configured` does not set unless our field manager
     /// owns it (`managed::drop_unconfigured`: an `ignore_changes` value; a create has none, its plan is the
-    /// configuration). Returns whether to force the server-side apply: when `force_conflicts` is set, and on the
-    /// first write after an import (or a change of `field_manager`: our manager owns nothing of the spec yet), as
-    /// `terraform import` is the user's word that Terraform now manages the object, so a changed field another
-    /// manager set is taken over rather than a conflict.
+    /// configuration). Returns whether to force the server-side apply: when `force_conflicts` is set, and when
+    /// `takeover` says so (the first write after an import or after a change of `field_manager`; see
+    /// [`super::super::takeover`]), so a changed field another manager set is taken over rather than a conflict.
     fn before_write(
         &self,
         ctx: &ProviderContext,
-        existing: Option<DynamicObject>,
-        prior: &Value,
-        object: &str,
+        (existing, prior, object): (Option<DynamicObject>, &Value, &str),
         (spec, configured): (&mut Json, &Json),
+        takeover: Takeover,
     ) -> Result<bool, Diagnostics> {
         let force = ctx.config.force_conflicts;
         match existing {
@@ -150,7 +153,7 @@ impl<K: Kind> CustomResource<K> {
                     &ctx.config.field_manager,
                 );
                 managed::drop_unconfigured(spec, configured, ours.as_ref());
-                Ok(force || ours.is_none())
+                Ok(force || takeover.forces(ours.is_some()))
             }
             None => Ok(force),
         }
