@@ -1075,5 +1075,102 @@ resource "modelfleet_inference" "taken" {{
     let object = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "taken").unwrap();
     assert_eq!(object["spec"]["replicas"]["max"], 4, "{object:#}");
     assert!(owns_spec("terraform-platform"), "the new manager took over");
+    // A review's finding: that write forced only `max`, the fields it sent unchanged stayed shared with the old
+    // managers, and a change of one of them conflicted with them although nobody took it from Terraform.
+    let min_two =
+        config(4, "  field_manager = \"terraform-platform\"\n").replace("min = 1", "min = 2");
+    tf.write("main.tf", &min_two).unwrap();
+    tf.apply().unwrap();
+    let object = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "taken").unwrap();
+    assert_eq!(object["spec"]["replicas"]["min"], 2, "{object:#}");
+    tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
+}
+
+// A review's findings: after an import, the first (forced) write took over only the fields it changed, so the next
+// change of a field it had sent unchanged conflicted with the manager that created the object; and an object deleted
+// and created again outside Terraform (a new UID, every field another manager's) conflicted at the next change.
+#[tokio::test]
+async fn an_imported_or_recreated_object_takes_later_changes() {
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-isvc-later")
+        .await
+        .expect("namespace with the CRDs");
+    let ns = ns.name().to_string();
+    let spec = |image: &str, max: u32| {
+        format!(
+            "  model:\n    name: later\n  container:\n    image: {image}\n  replicas:\n    min: 1\n    max: {max}\n"
+        )
+    };
+    let kubectl_with = |verb: &[&str], spec: &str| {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let manifest = format!(
+            "apiVersion: modelfleet.io/v1alpha1\nkind: InferenceService\nmetadata:\n  name: later\n  \
+             namespace: {ns}\nspec:\n{spec}"
+        );
+        std::fs::write(file.path(), manifest).unwrap();
+        let mut args = verb.to_vec();
+        args.extend(["-f", file.path().to_str().unwrap()]);
+        cluster.kubectl_ok(&args).unwrap();
+    };
+    kubectl_with(
+        &["apply", "--server-side", "--field-manager=ops"],
+        &spec("hashicorp/http-echo:1.0", 2),
+    );
+    let config = |image: &str, max: u32| {
+        format!(
+            r#"{}
+resource "modelfleet_inference" "later" {{
+  name = "later"
+  model {{
+    name = "later"
+  }}
+  container {{
+    image = "{image}"
+  }}
+  replicas {{
+    min = 1
+    max = {max}
+  }}
+}}
+"#,
+            provider_block(&cluster, &ns)
+        )
+    };
+    let tf = terraform(&cluster, &ns, &config("hashicorp/http-echo:1.0", 3));
+    tf.ok(&[
+        "import",
+        "-no-color",
+        "modelfleet_inference.later",
+        &format!("{ns}/later"),
+    ])
+    .unwrap();
+    tf.apply().unwrap();
+    tf.write("main.tf", &config("hashicorp/http-echo:0.2.3", 3))
+        .unwrap();
+    tf.apply()
+        .expect("a field shared with ops since the import is no conflict");
+    let image = |cluster: &Cluster| {
+        get_json(cluster, &ns, "inferenceservices.modelfleet.io", "later").unwrap()["spec"]["container"]["image"]
+            .clone()
+    };
+    assert_eq!(image(&cluster), "hashicorp/http-echo:0.2.3");
+    // Deleted and created again by kubectl (a restore): a new UID, every field kubectl's.
+    cluster
+        .kubectl_ok(&[
+            "delete",
+            "inferenceservices.modelfleet.io",
+            "later",
+            "-n",
+            &ns,
+            "--wait",
+        ])
+        .unwrap();
+    kubectl_with(&["create"], &spec("hashicorp/http-echo:0.2.3", 3));
+    tf.write("main.tf", &config("hashicorp/http-echo:1.0", 3))
+        .unwrap();
+    tf.apply().expect("the object created again is taken over");
+    assert_eq!(image(&cluster), "hashicorp/http-echo:1.0");
+    assert_no_changes(&tf, "after taking over the object created again");
     tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
 }

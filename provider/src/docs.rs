@@ -98,8 +98,12 @@ pub fn resource_page(page: &ResourcePage) -> String {
         "\n## Import\n\nAn existing object is imported by `namespace/name`:\n\n```shell\nterraform import \
          {t}.example ml/example\n```\n\nThe first apply that changes it takes the fields it writes over \
          from the managers that set them (as `force_conflicts` does); the resource's private state marks it \
-         imported until then. After that write, a field another manager takes back (`kubectl apply --server-side \
-         --force-conflicts`) is a conflict, as for an object Terraform created. A field the configuration leaves out \
+         imported until then (an apply that writes nothing, such as a change of `wait_for` alone, leaves the mark). \
+         A field it sent unchanged stays shared with the manager that set it, and a later change of it is taken \
+         over too: nobody took it from Terraform. A field another manager holds alone (it took it with `kubectl \
+         apply --server-side --force-conflicts`, or changed it with `kubectl edit`) is a conflict, as for an object \
+         Terraform created. The same holds after a change of the provider's `field_manager`, and for an object \
+         deleted and created again outside Terraform (a restore). A field the configuration leaves out \
          that another manager set stays theirs: the first plan after the import shows its removal, and the apply warns \
          that it was kept; set it in the configuration to manage it here.\n",
         t = page.type_name

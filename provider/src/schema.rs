@@ -348,14 +348,16 @@ pub fn provider_schema() -> Schema {
                     "Server-side apply field manager (default `terraform-modelfleet`). Keep a name starting \
                      `terraform`: the Slack bot tells people to change a field Terraform owns in the configuration \
                      only when its manager's name starts so. After a change, the next write to each object takes \
-                     over the fields it writes, as the first write after an import does.",
+                     over the fields it changes, as the first write after an import does, and later changes of the \
+                     fields it sent unchanged (shared with the old manager) are taken over too.",
                 ),
                 Attribute::optional(
                     "force_conflicts",
                     Type::Bool,
                     "Take over fields owned by other field managers (default false: a conflict \
-                     is an error naming the other manager and the fields). Not needed after an import: the first \
-                     write after it takes over the fields it writes.",
+                     is an error naming the other manager and the fields). Not needed after an import or a change \
+                     of `field_manager`: those writes take over the fields they write. A conflict on a field this \
+                     provider's manager shares with another (both applied the same value) is taken over without it.",
                 ),
             ],
             blocks: vec![],

@@ -384,7 +384,7 @@ impl pb::provider_server::Provider for ProviderService {
             let manager = &ctx.config.field_manager;
             let takeover = takeover::decide(&request.planned_private, manager);
             let applied = resource
-                .apply(&ctx, (&prior, &planned, &config), takeover)
+                .apply(&ctx, (&prior, &planned, &config), &takeover)
                 .await;
             // The object now exists on the cluster the provider talks to: record which one, and which field manager
             // wrote it last.
@@ -395,10 +395,9 @@ impl pb::provider_server::Provider for ProviderService {
                     &request.planned_private,
                     ctx.cluster_uid().await.as_deref(),
                 );
-                if applied.wrote {
-                    takeover::written(&private, manager)
-                } else {
-                    private
+                match &applied.wrote {
+                    Some(uid) => takeover::written(&private, manager, uid.as_deref()),
+                    None => private,
                 }
             };
             Ok::<_, Diagnostics>((encode(&applied.state, &ty)?, applied.diagnostics, private))

@@ -165,9 +165,9 @@ pub struct Applied {
     pub state: Value,
     /// Warnings, and the errors of a failed write or wait.
     pub diagnostics: Diagnostics,
-    /// Whether a server-side apply wrote the object (false for a delete, a failed write, and an update with nothing
-    /// to send), so the private state records its field manager ([`takeover::written`]).
-    pub wrote: bool,
+    /// `Some(uid)` when a server-side apply wrote the object, with its UID (`None` for a delete, a failed write, and
+    /// an update with nothing to send), so the private state records the write ([`takeover::written`]).
+    pub wrote: Option<Option<String>>,
 }
 
 /// A managed resource type.
@@ -218,7 +218,7 @@ pub trait Resource: Send + Sync {
         &self,
         ctx: &ProviderContext,
         (prior, planned, config): (&Value, &Value, &Value),
-        takeover: takeover::Takeover,
+        takeover: &takeover::Takeover,
     ) -> Applied;
 
     /// Imports an existing object by ID.

@@ -419,12 +419,12 @@ impl<K: Kind> Resource for CustomResource<K> {
         &self,
         ctx: &ProviderContext,
         (prior, planned, config): (&Value, &Value, &Value),
-        takeover: Takeover,
+        takeover: &Takeover,
     ) -> Applied {
         let failed = |diagnostics| Applied {
             state: prior.clone(),
             diagnostics,
-            wrote: false,
+            wrote: None,
         };
         // This process writes: reads after it must not be served from a snapshot taken before.
         ctx.snapshots.invalidate();
@@ -433,25 +433,25 @@ impl<K: Kind> Resource for CustomResource<K> {
                 Ok(()) => Applied {
                     state: Value::Null,
                     diagnostics: Diagnostics::new(),
-                    wrote: false,
+                    wrote: None,
                 },
                 Err(diags) => failed(diags),
             };
         }
         // Nothing to send when only wait_for, timeouts or the written form of an equal quantity changed (a
         // TrainingRun's spec could not take even that).
-        let wrote = !plan::spec_unchanged(&self.spec_schema, prior, planned);
-        let (state, mut diagnostics) = if wrote {
-            match self
-                .create_or_update(ctx, (prior, planned, config), takeover)
-                .await
-            {
-                Ok(written) => written,
-                Err(diags) => return failed(diags),
-            }
-        } else {
-            (planned.clone(), Diagnostics::new())
-        };
+        let (state, mut diagnostics, wrote) =
+            if plan::spec_unchanged(&self.spec_schema, prior, planned) {
+                (planned.clone(), Diagnostics::new(), None)
+            } else {
+                match self
+                    .create_or_update(ctx, (prior, planned, config), takeover)
+                    .await
+                {
+                    Ok(written) => (written.state, written.warnings, Some(written.uid)),
+                    Err(diags) => return failed(diags),
+                }
+            };
         if K::WAIT_VALUES.is_empty() {
             return Applied {
                 state,

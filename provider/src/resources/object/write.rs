@@ -11,12 +11,22 @@ use super::super::api_error::{self, Action};
 use super::super::attributes::{ID, NAME, NAMESPACE, WAIT_FOR};
 use super::super::kind::{Kind, WaitState};
 use super::super::outage::Outage;
-use super::super::takeover::Takeover;
+use super::super::takeover::{self, Takeover};
 use super::super::{ProviderContext, fields, managed, quantity, timeouts, wait};
 use super::{CustomResource, DELETE_POLL, WAIT_POLL, live_facts, namespace_and_name};
 use crate::config::DefaultNamespace;
 use crate::diag::{AttrPath, Diagnostics};
 use crate::value::Value;
+
+/// What a server-side apply of [`CustomResource::create_or_update`] wrote.
+pub(super) struct Written {
+    /// The new state: the plan with `id` and `namespace` known.
+    pub state: Value,
+    /// Fields other managers keep on the object that the configuration leaves out.
+    pub warnings: Diagnostics,
+    /// The written object's UID (recorded in the private state, [`takeover::written`]).
+    pub uid: Option<String>,
+}
 
 impl<K: Kind> CustomResource<K> {
     pub(super) async fn delete(
@@ -62,8 +72,8 @@ impl<K: Kind> CustomResource<K> {
         &self,
         ctx: &ProviderContext,
         (prior, planned, config): (&Value, &Value, &Value),
-        takeover: Takeover,
-    ) -> Result<(Value, Diagnostics), Diagnostics> {
+        takeover: &Takeover,
+    ) -> Result<Written, Diagnostics> {
         // The planned state is what Terraform asked for: it holds the prior value of an attribute under
         // `lifecycle { ignore_changes }` that the configuration no longer sets (the configuration alone would drop it
         // from our field set, and server-side apply would remove it). Its unknowns, values that came from other
@@ -88,21 +98,34 @@ impl<K: Kind> CustomResource<K> {
         let existing = api_error::get_object(&api, &name)
             .await
             .map_err(|e| self.api_error(e, Action::Read, &object, ctx))?;
-        let force = self.before_write(
+        let (force, ours) = self.before_write(
             ctx,
             (existing, prior, &object),
             (&mut spec, &configured),
             takeover,
         )?;
         let manifest = self.manifest(&namespace, &name, spec);
-        let mut params = PatchParams::apply(&ctx.config.field_manager);
-        if force {
-            params = params.force();
+        let apply = |force: bool| {
+            let mut params = PatchParams::apply(&ctx.config.field_manager);
+            if force {
+                params = params.force();
+            }
+            let (api, name, manifest) = (&api, &name, &manifest);
+            async move { api.patch(name, &params, &Patch::Apply(manifest)).await }
+        };
+        let written = match apply(force).await {
+            // Fields we share with the manager that set them (an import's or a new field manager's write forced only
+            // the fields it changed): nobody took them from Terraform, so they are taken over.
+            Err(kube::Error::Api(status))
+                if !force && takeover::only_shared_conflicts(&status, ours.as_ref()) =>
+            {
+                tracing::info!(%object, conflict = %status.message, "taking over fields shared with another manager");
+                apply(true).await
+            }
+            other => other,
         }
-        let written = api
-            .patch(&name, &params, &Patch::Apply(&manifest))
-            .await
-            .map_err(|e| self.api_error(e, Action::Apply, &object, ctx))?;
+        .map_err(|e| self.api_error(e, Action::Apply, &object, ctx))?;
+        let uid = written.metadata.uid.clone();
         let warnings = kept_by_others(&self.api.kind, &object, &written, manifest["spec"].clone());
         // The CRDs add no defaults, so the object holds exactly the planned spec: the new state is the plan (every
         // known planned value unchanged) with id and namespace known.
@@ -114,23 +137,28 @@ impl<K: Kind> CustomResource<K> {
         };
         state.insert(ID.into(), Value::string(&object));
         state.insert(NAMESPACE.into(), Value::string(&namespace));
-        Ok((Value::Object(state), warnings))
+        Ok(Written {
+            state: Value::Object(state),
+            warnings,
+            uid,
+        })
     }
 
     /// What the read before a write decides (no I/O): a create refuses an `existing` object it did not make, an update
     /// refuses one being deleted, sends the stored form of every value the plan found equal (`quantity::keep_live`,
     /// into `spec`) and leaves out what the configuration's spec `configured` does not set unless our field manager
     /// owns it (`managed::drop_unconfigured`: an `ignore_changes` value; a create has none, its plan is the
-    /// configuration). Returns whether to force the server-side apply: when `force_conflicts` is set, and when
-    /// `takeover` says so (the first write after an import or after a change of `field_manager`; see
-    /// [`super::super::takeover`]), so a changed field another manager set is taken over rather than a conflict.
+    /// configuration). Returns whether to force the server-side apply (when `force_conflicts` is set, and when
+    /// `takeover` says so: the first write after an import, after a change of `field_manager`, or to an object
+    /// created again outside Terraform; see [`super::super::takeover`]), and our field manager's `spec` field set of
+    /// the live object.
     fn before_write(
         &self,
         ctx: &ProviderContext,
         (existing, prior, object): (Option<DynamicObject>, &Value, &str),
         (spec, configured): (&mut Json, &Json),
-        takeover: Takeover,
-    ) -> Result<bool, Diagnostics> {
+        takeover: &Takeover,
+    ) -> Result<(bool, Option<Json>), Diagnostics> {
         let force = ctx.config.force_conflicts;
         match existing {
             Some(_) if prior.is_null() => Err(Diagnostics::error(
@@ -153,9 +181,10 @@ impl<K: Kind> CustomResource<K> {
                     &ctx.config.field_manager,
                 );
                 managed::drop_unconfigured(spec, configured, ours.as_ref());
-                Ok(force || takeover.forces(ours.is_some()))
+                let forced = takeover.forces(live.metadata.uid.as_deref(), ours.is_some());
+                Ok((force || forced, ours))
             }
-            None => Ok(force),
+            None => Ok((force, None)),
         }
     }
 
