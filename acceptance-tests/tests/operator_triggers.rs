@@ -3,7 +3,7 @@
 //! status write while the cache lags (`controller/written.rs`). What those filters must never swallow is checked
 //! here, with a resync period (600 s) far longer than any wait, so only a watch event can start each reconcile:
 //! - a new service's first reconcile publishes one Event, `Created`, carrying its first Ready state;
-//! - a child changed by someone else is repaired;
+//! - a child changed by someone else is repaired, a Service server-side apply cannot mend by creating it again;
 //! - an InferenceService deleted and created again under its name with the same spec, after its children were
 //!   collected, gets children of its own (nothing but its own creation event can start that reconcile: the
 //!   filter must tell it from its predecessor by UID);
@@ -115,6 +115,28 @@ async fn changes_by_others_and_a_service_created_again_under_its_name_each_start
     wait_for("the Deployment repaired", TIMEOUT, || async {
         let live = deployments.get("svc").await?;
         Ok((image(&live) == rendered).then_some(()))
+    })
+    .await
+    .map_err(context)?;
+
+    // A hunt's finding: a Service whose ports another manager replaced (one named `http` on another port) cannot be
+    // mended by server-side apply (our port joins theirs: a duplicate name, 422 at every retry). The operator deletes
+    // it and creates it again.
+    let ports =
+        |service: &Service| serde_json::to_value(&service.spec.as_ref().unwrap().ports).unwrap();
+    let rendered_ports = ports(&services.get("svc").await?);
+    let mut tampered = rendered_ports.clone();
+    tampered[0]["port"] = json!(rendered_ports[0]["port"].as_i64().unwrap() + 1);
+    services
+        .patch(
+            "svc",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"ports": tampered}})),
+        )
+        .await?;
+    wait_for("the Service repaired", TIMEOUT, || async {
+        let live = services.get("svc").await?;
+        Ok((ports(&live) == rendered_ports).then_some(()))
     })
     .await
     .map_err(context)?;

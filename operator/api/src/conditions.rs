@@ -216,6 +216,9 @@ pub struct DesiredCondition {
     pub reason: Reason,
     /// Human-readable message; may be empty.
     pub message: String,
+    /// Carried unchanged from an earlier reconcile ([`after_error`]): [`merge`] keeps the `observedGeneration` it was
+    /// written with, the generation it describes, instead of stamping the one being reconciled.
+    pub carried: bool,
 }
 
 impl DesiredCondition {
@@ -231,6 +234,7 @@ impl DesiredCondition {
             status: status.into(),
             reason,
             message: message.into(),
+            carried: false,
         }
     }
 
@@ -242,6 +246,7 @@ impl DesiredCondition {
             status: ConditionStatus::parse(&observed.status),
             reason: Reason::parse(&observed.reason)?,
             message: observed.message.clone(),
+            carried: false,
         })
     }
 
@@ -253,7 +258,9 @@ impl DesiredCondition {
 
 /// The conditions after a failed reconcile step: `Ready=False` with `reason` (`ReconcileError`, or `ForeignObject`
 /// when a child's name is taken by an object this one does not own) and `error` as the message, then every other
-/// observed condition unchanged (what the last successful reconcile knew still stands).
+/// observed condition unchanged (what the last successful reconcile knew still stands) and marked `carried`, so it
+/// keeps the `observedGeneration` it describes (a hunt saw `RouteReady` say "no gateway in the spec" stamped with the
+/// generation that added one).
 pub fn after_error(
     observed: &[Condition],
     reason: Reason,
@@ -265,14 +272,16 @@ pub fn after_error(
             observed
                 .iter()
                 .filter_map(DesiredCondition::from_observed)
-                .filter(|c| c.type_ != ConditionType::Ready),
+                .filter(|c| c.type_ != ConditionType::Ready)
+                .map(|c| DesiredCondition { carried: true, ..c }),
         )
         .collect()
 }
 
 /// Merges desired conditions with the current ones.
 ///
-/// The result has exactly the desired conditions, in the desired order, each with `observedGeneration = generation`.
+/// The result has exactly the desired conditions, in the desired order, each with `observedGeneration = generation`
+/// (a `carried` one keeps the current condition's).
 /// `lastTransitionTime` is kept from the current condition of the same type when its `status` did not change (a
 /// changed reason or message is not a transition), and is `now` otherwise.
 pub fn merge(
@@ -296,7 +305,10 @@ pub fn merge(
                 status: want.status.as_str().to_owned(),
                 reason: want.reason.as_str().to_owned(),
                 message: want.message.clone(),
-                observed_generation: generation,
+                observed_generation: match previous {
+                    Some(prev) if want.carried => prev.observed_generation,
+                    _ => generation,
+                },
                 last_transition_time,
             }
         })

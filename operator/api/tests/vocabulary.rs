@@ -112,10 +112,20 @@ fn inference_reasons() -> Vec<DesiredCondition> {
         json!({"parents": [{"parentRef": {"namespace": "gw", "name": "shared"},
             "conditions": [{"type": "Accepted", "status": status, "reason": reason, "observedGeneration": 1}]}]})
     };
-    let (yes, hostname) = (
+    let (yes, refused) = (
         accepted("True", "Accepted"),
-        accepted("False", "HostnameConflict"),
+        accepted("False", "NotAllowedByListeners"),
     );
+    // A hostname held by another service (the claims), not a Gateway's word.
+    let held = model_fleet_api::routing::Conflict {
+        holder: "team-a/a".into(),
+        claim: model_fleet_api::routing::RouteClaim {
+            gateway: ("gw".into(), "shared".into()),
+            section: None,
+            hostname: Some("chat.example.test".into()),
+            path: "/".into(),
+        },
+    };
     for route in [
         inference::RouteState::NotRequested,
         inference::RouteState::CrdMissing,
@@ -131,10 +141,11 @@ fn inference_reasons() -> Vec<DesiredCondition> {
             parent,
         },
         inference::RouteState::Applied {
-            status: Some(&hostname),
+            status: Some(&refused),
             generation: Some(1),
             parent,
         },
+        inference::RouteState::Conflict(&held),
     ] {
         out.push(inference::route_ready(&route));
     }

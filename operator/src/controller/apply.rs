@@ -22,6 +22,7 @@ use serde_json::Value;
 use super::children::ChildCaches;
 use super::diff::{APPLIED_HASH_ANNOTATION, applied_hash, needs_apply};
 use super::error::{Cause, Error, Invalid, Result};
+use super::recreate;
 use model_fleet_api::ownership;
 pub use model_fleet_api::ownership::ForeignChild;
 pub use model_fleet_api::render::FIELD_MANAGER;
@@ -224,17 +225,26 @@ pub async fn apply(
     if let Some(live) = live.as_ref() {
         refuse_foreign(client, child, &desired, live).await?;
     }
-    if let (false, Some(live)) = (needs_apply(&desired, live_json.as_ref()), live) {
+    let Some(live) = live else {
+        return Ok((
+            ApplyOutcome::Applied,
+            send(client, caches, child, &desired).await?,
+        ));
+    };
+    if !needs_apply(&desired, live_json.as_ref()) {
         return Ok((ApplyOutcome::Unchanged, live));
     }
-    Ok((
-        ApplyOutcome::Applied,
-        send(client, caches, child, &desired).await?,
-    ))
+    let applied = match send(client, caches, child, &desired).await {
+        Err(error) if recreate::mends(child, &error) => {
+            recreate::recreate(client, caches, child, &live, &desired).await?
+        }
+        sent => sent?,
+    };
+    Ok((ApplyOutcome::Applied, applied))
 }
 
 /// The server-side apply of `desired` (the body of `child`), recorded in `caches`.
-async fn send(
+pub(super) async fn send(
     client: &Client,
     caches: &ChildCaches,
     child: &Child,

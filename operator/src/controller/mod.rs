@@ -30,6 +30,7 @@ pub mod index;
 pub mod inference;
 pub mod leader;
 pub mod reconcile;
+pub mod recreate;
 pub mod runtime;
 pub mod status;
 pub mod training;

@@ -61,6 +61,7 @@ fn after_error_replaces_ready_and_keeps_the_rest() {
         Reason::ReconcileError,
         &"apply Deployment: 500",
     );
+    let carried = |c: DesiredCondition| DesiredCondition { carried: true, ..c };
     assert_eq!(
         after,
         [
@@ -70,20 +71,33 @@ fn after_error_replaces_ready_and_keeps_the_rest() {
                 Reason::ReconcileError,
                 "apply Deployment: 500"
             ),
-            DesiredCondition::new(
+            carried(DesiredCondition::new(
                 ConditionType::RouteReady,
                 true,
                 Reason::Accepted,
                 "accepted"
-            ),
-            DesiredCondition::new(
+            )),
+            carried(DesiredCondition::new(
                 ConditionType::ScalingReady,
                 ConditionStatus::Unknown,
                 Reason::Progressing,
                 ""
-            ),
+            )),
         ]
     );
+    // Written for generation 2, the carried conditions still describe generation 1 (a hunt's finding: they were
+    // stamped 2); Ready, the failure, describes 2.
+    let written = merge(&observed, &after, Some(2), &at(200));
+    let generation = |type_: &str| {
+        written
+            .iter()
+            .find(|c| c.type_ == type_)
+            .unwrap()
+            .observed_generation
+    };
+    assert_eq!(generation("Ready"), Some(2));
+    assert_eq!(generation("RouteReady"), Some(1));
+    assert_eq!(generation("ScalingReady"), Some(1));
     assert_eq!(ConditionStatus::parse("maybe"), ConditionStatus::Unknown);
 }
 

@@ -17,7 +17,7 @@ pub use awaiting::{
 use awaiting::{kept_refusal, pending_ready, pods_refused};
 
 use super::Draft;
-use crate::conditions::{self, ConditionType, DesiredCondition, Reason};
+use crate::conditions::{self, ConditionStatus, ConditionType, DesiredCondition, Reason};
 use crate::render::{RenderError, TrainingFacts};
 use crate::{TrainingPhase, TrainingRun, TrainingRunStatus};
 
@@ -363,7 +363,10 @@ impl RunConditions {
     }
 }
 
-/// `DatasetsReady`: the dataset check of render; kept as it was once a Job was created (see [`desired`]).
+/// `DatasetsReady`: the dataset check of render until a Job is created. A Job is created only when every Dataset
+/// passed the check, so once it exists the condition says they did: the one written then is kept, and a refusal shown
+/// before it (the Dataset fixed since, in the reconcile that created the Job) gives way to the passed check (a hunt's
+/// finding: the refusal was kept for good). A Dataset deleted or changed after that is no news (see [`desired`]).
 fn datasets_ready(
     run: &TrainingRun,
     refusal: Option<&RenderError>,
@@ -372,10 +375,10 @@ fn datasets_ready(
 ) -> DesiredCondition {
     let previous = conditions::find(current, ConditionType::DatasetsReady)
         .and_then(DesiredCondition::from_observed);
-    if let (true, Some(previous)) = (job_created, previous) {
-        return previous;
+    if job_created && let Some(passed) = previous.filter(|p| p.status == ConditionStatus::True) {
+        return passed;
     }
-    match refusal {
+    match refusal.filter(|_| !job_created) {
         Some(RenderError::Datasets(refusal)) => DesiredCondition::new(
             ConditionType::DatasetsReady,
             false,

@@ -83,16 +83,12 @@ fn accepted_route(accepted: Option<&JsonCondition>, parent: (&str, &str)) -> Des
             Reason::Accepted,
             format!("accepted by Gateway {namespace}/{name}"),
         ),
-        Some(c) => {
-            let reason = if c.reason.contains("Hostname") || c.reason.contains("Conflict") {
-                Reason::HostnameConflict
-            } else {
-                Reason::NotAccepted
-            };
-            not(
-                reason,
-                format!("Gateway {namespace}/{name}: {}: {}", c.reason, c.message),
-            )
-        }
+        // A Gateway's refusal (`NotAllowedByListeners`, `NoMatchingListenerHostname`, ...) is about its listeners,
+        // not about another service holding the hostname (`HostnameConflict` is that, and comes from the claims): a
+        // hunt saw `NoMatchingListenerHostname` reported as a conflict.
+        Some(c) => not(
+            Reason::NotAccepted,
+            format!("Gateway {namespace}/{name}: {}: {}", c.reason, c.message),
+        ),
     }
 }

@@ -225,16 +225,19 @@ fn route_ready_reads_the_gateway_status_for_our_parent() {
         (c.status, c.reason),
         (ConditionStatus::False, Reason::NotAccepted)
     );
-    let conflict = json!({"parents": [{"parentRef": {"name": "shared", "namespace": "gateway-system"},
-        "conditions": [{"type": "Accepted", "status": "False", "reason": "NoMatchingListenerHostname", "observedGeneration": 1}]}]});
+    // A listener refusal is the Gateway's word, not a hostname held by another service (a hunt's finding).
+    let refused = json!({"parents": [{"parentRef": {"name": "shared", "namespace": "gateway-system"},
+        "conditions": [{"type": "Accepted", "status": "False", "reason": "NoMatchingListenerHostname",
+            "message": "no listener hostname matches a.example", "observedGeneration": 1}]}]});
+    let c = route_ready(&RouteState::Applied {
+        status: Some(&refused),
+        generation: Some(1),
+        parent,
+    });
+    assert_eq!(c.reason, Reason::NotAccepted);
     assert_eq!(
-        route_ready(&RouteState::Applied {
-            status: Some(&conflict),
-            generation: Some(1),
-            parent,
-        })
-        .reason,
-        Reason::HostnameConflict
+        c.message,
+        "Gateway gateway-system/shared: NoMatchingListenerHostname: no listener hostname matches a.example"
     );
     let accepted = json!({"parents": [{"parentRef": {"name": "shared", "namespace": "gateway-system"},
         "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "observedGeneration": 1}]}]});

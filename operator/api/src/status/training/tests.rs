@@ -554,3 +554,62 @@ fn a_refusal_is_kept_while_pods_are_missing() {
         format!("run stalled: the Job cannot create pods: {quota}")
     );
 }
+
+/// A hunt's finding: a run refused for its Datasets kept `DatasetsReady=False` for good after the Dataset was fixed,
+/// because the reconcile that created the Job already counted as "Job created" and kept the refusal. A Job is created
+/// only when every Dataset passed, so once it exists the condition says so.
+#[test]
+fn a_dataset_refusal_gives_way_once_the_job_is_created() {
+    let mut run = training_run();
+    run.status = Some(TrainingRunStatus {
+        conditions: Some(crate::conditions::merge(
+            &[],
+            &[DesiredCondition::new(
+                ConditionType::DatasetsReady,
+                false,
+                Reason::AccessDenied,
+                "ServiceAccount \"default\" is not in allowedServiceAccounts of Dataset corpus",
+            )],
+            Some(1),
+            &at(10),
+        )),
+        ..Default::default()
+    });
+    let created = parallel_job(2, Some(2), counts(0, 0, 0));
+    let (ready, reason, _) = said(
+        &run,
+        &created,
+        PodFindings::default(),
+        ConditionType::DatasetsReady,
+    );
+    assert!(ready, "the refusal is over once the Job exists");
+    assert_eq!(reason, Reason::AsExpected);
+    // Without a Job the refusal stands (render refuses again; here the status alone says nothing new).
+    let facts = crate::render::render_training(&run, &[], &Default::default()).facts;
+    let refusal = RenderError::Datasets(crate::render::DatasetRefusal {
+        reason: Reason::AccessDenied,
+        message: "not allowed".into(),
+    });
+    let draft = desired(&run, &facts, Some(&refusal), None, PodFindings::default());
+    let datasets = draft
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::DatasetsReady)
+        .unwrap();
+    assert_eq!(datasets.reason, Reason::AccessDenied);
+    // A Dataset deleted after the Job was created is no news: the passed check is kept.
+    let started = written(run, &created, PodFindings::default());
+    let draft = desired(
+        &started,
+        &facts,
+        Some(&refusal),
+        Some(&created),
+        PodFindings::default(),
+    );
+    let datasets = draft
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::DatasetsReady)
+        .unwrap();
+    assert_eq!(datasets.status, ConditionStatus::True);
+}
