@@ -278,6 +278,17 @@ async fn deleting_a_dataset_in_use_waits_for_the_run_to_finish() -> anyhow::Resu
         ),
     )
     .await?;
+    // A run the allowlist refuses never starts, so it does not hold the deletion (a hunt's finding).
+    create(
+        &client,
+        ns,
+        run(
+            "stranger",
+            "modelfleet.local/sim:never",
+            json!({"datasets": dataset_ref("corpus"), "serviceAccountName": "intruder"}),
+        ),
+    )
+    .await?;
     let used_by = json!([format!("{ns}/long")]);
     wait_for_object(
         &client,
@@ -308,6 +319,42 @@ async fn deleting_a_dataset_in_use_waits_for_the_run_to_finish() -> anyhow::Resu
         has_reason("Ready", "InUse"),
     )
     .await?;
+    // A run created while the Dataset is being deleted is refused: it would hold the deletion for good.
+    create(
+        &client,
+        ns,
+        run(
+            "late",
+            "modelfleet.local/sim:never",
+            json!({"datasets": dataset_ref("corpus")}),
+        ),
+    )
+    .await?;
+    wait_for_object(
+        &client,
+        ns,
+        "TrainingRun",
+        "late",
+        "the late run refused",
+        &operator,
+        |r| {
+            condition(r, "DatasetsReady")["reason"] == "DatasetNotFound"
+                && condition(r, "DatasetsReady")["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("is being deleted"))
+        },
+    )
+    .await?;
+    let held = serde_json::to_value(datasets.get("corpus").await?)?;
+    assert_eq!(held["status"]["usedBy"], used_by, "{held}");
+    assert!(
+        jobs(&client, ns).await?.iter().all(|j| j
+            .metadata
+            .name
+            .as_deref()
+            .is_some_and(|n| n.starts_with("long"))),
+        "no Job for the refused runs"
+    );
     // The run keeps running meanwhile.
     let long = serde_json::to_value(
         modelfleet::api(&client, ns, "TrainingRun")

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use kube::ResourceExt;
+use kube::{Resource, ResourceExt};
 
 use crate::conditions::Reason;
 use crate::{Dataset, DatasetRef, TrainingRun};
@@ -30,6 +30,21 @@ pub struct ResolvedDataset<'a> {
     pub reference: &'a DatasetRef,
     /// The Dataset.
     pub dataset: &'a Dataset,
+}
+
+/// Whether `dataset`'s `allowedServiceAccounts` lists the ServiceAccount of `run` (`default` when it sets none).
+pub fn allows(dataset: &Dataset, run: &TrainingRun) -> bool {
+    let sa = run
+        .spec
+        .service_account_name
+        .as_deref()
+        .unwrap_or("default");
+    dataset
+        .spec
+        .allowed_service_accounts
+        .iter()
+        .flatten()
+        .any(|a| a == sa)
 }
 
 /// Checks every `spec.datasets[]` of `run` against `datasets` (those the caller fetched from the
@@ -64,6 +79,17 @@ pub fn check_datasets<'a>(
                 reason: Reason::DatasetNotFound,
                 message: format!("spec.datasets[{i}].name: Dataset {run_ns}/{} not found; create it or fix the name", r.name),
             })?;
+        if found.meta().deletion_timestamp.is_some() {
+            // Its deletion waits only for the runs that already use it (their Jobs' mounts are fixed); a new run
+            // would hold it for good, or lose it under its Job (a hunt's finding: one was admitted).
+            return Err(DatasetRefusal {
+                reason: Reason::DatasetNotFound,
+                message: format!(
+                    "spec.datasets[{i}].name: Dataset {run_ns}/{} is being deleted; create it again once it is gone, or reference another",
+                    r.name
+                ),
+            });
+        }
         if found.spec.version != r.version {
             return Err(DatasetRefusal {
                 reason: Reason::VersionMismatch,
@@ -73,12 +99,7 @@ pub fn check_datasets<'a>(
                 ),
             });
         }
-        let allowed = found
-            .spec
-            .allowed_service_accounts
-            .as_deref()
-            .unwrap_or_default();
-        if !allowed.iter().any(|a| a == sa) {
+        if !allows(found, run) {
             return Err(DatasetRefusal {
                 reason: Reason::AccessDenied,
                 message: format!(

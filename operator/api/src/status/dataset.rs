@@ -6,19 +6,28 @@ use kube::{Resource, ResourceExt};
 
 use super::training::is_finished;
 use crate::conditions::{ConditionStatus, ConditionType, DesiredCondition, Reason};
+use crate::render::allows;
 use crate::{Dataset, TrainingRun};
 
 /// Finalizer that holds a Dataset's deletion while an unfinished TrainingRun uses it.
 pub const FINALIZER: &str = "modelfleet.io/dataset-in-use";
 
 /// Whether `run` uses `dataset`: same namespace, a `spec.datasets[]` entry naming it (without another namespace)
-/// with its version, and the run is not finished (Succeeded, Failed, Cancelled) nor being deleted. A run referencing
-/// another version does not use this one (its Job is refused).
+/// with its version, the Dataset allows the run's ServiceAccount, and the run is not finished (Succeeded, Failed,
+/// Cancelled) nor being deleted. A run referencing another version, or refused by the allowlist, does not use this one
+/// (its Job is refused: a hunt saw a Dataset's deletion wait on a run that could never start). Once the Dataset is
+/// being deleted, only a run whose Job was created uses it (a new run is refused, [`check_datasets`]).
+///
+/// [`check_datasets`]: crate::render::check_datasets
 pub fn uses(run: &TrainingRun, dataset: &Dataset) -> bool {
     let namespace = dataset.namespace();
+    let status = run.status.as_ref();
     if run.namespace() != namespace
         || run.meta().deletion_timestamp.is_some()
-        || is_finished(run.status.as_ref().and_then(|s| s.phase))
+        || is_finished(status.and_then(|s| s.phase))
+        || !allows(dataset, run)
+        || (dataset.meta().deletion_timestamp.is_some()
+            && status.is_none_or(|s| s.job_name.is_none()))
     {
         return false;
     }

@@ -7,7 +7,7 @@ fn dataset(version: &str) -> Dataset {
     let mut d = Dataset::new(
         "corpus",
         serde_json::from_value::<DatasetSpec>(
-            json!({"version": version, "source": {"uri": "s3://b/c"}}),
+            json!({"version": version, "source": {"uri": "s3://b/c"}, "allowedServiceAccounts": ["default"]}),
         )
         .unwrap(),
     );
@@ -49,6 +49,32 @@ fn only_unfinished_runs_of_the_same_namespace_and_version_use_a_dataset() {
         &other_ns,
     ];
     assert_eq!(used_by(&all, &d), vec!["ml/a", "ml/b"]);
+}
+
+/// A hunt's findings: a run the allowlist refuses never starts, so it must not hold the Dataset's deletion; and a
+/// Dataset being deleted admits no new run (it would hold the deletion for good), while one whose Job exists still
+/// holds it.
+#[test]
+fn a_refused_run_does_not_hold_a_deletion_and_a_deleted_dataset_admits_no_run() {
+    let r = json!([{"name": "corpus", "version": "3", "mountPath": "/d"}]);
+    let mut stranger = run("s", "ml", r.clone(), None);
+    stranger.spec.service_account_name = Some("stranger".into());
+    let mut d = dataset("3");
+    assert!(!uses(&stranger, &d), "the allowlist refuses it");
+    let pending = run("p", "ml", r.clone(), None);
+    let mut started = run("a", "ml", r, Some(TrainingPhase::Running));
+    started.status.as_mut().unwrap().job_name = Some("a".into());
+    d.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+        k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+    ));
+    assert_eq!(used_by(&[&pending, &started], &d), vec!["ml/a"]);
+    let refused = crate::render::check_datasets(&pending, std::slice::from_ref(&d)).unwrap_err();
+    assert_eq!(refused.reason, Reason::DatasetNotFound);
+    assert!(
+        refused.message.contains("is being deleted"),
+        "{}",
+        refused.message
+    );
 }
 
 #[test]
