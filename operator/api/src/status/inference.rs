@@ -54,8 +54,9 @@ pub fn desired(
     }
 }
 
-/// The status when render refused the spec: nothing was applied, so the replica counts still describe the running
-/// Deployment (kept from `isvc`'s status); the facts describe the current spec; `Ready=False` and `Degraded=True`
+/// The status when render refused the spec: nothing was applied, so the replica counts and `url` still describe the
+/// running Deployment and route (kept from `isvc`'s status: a hunt saw a service refused for want of a Gateway
+/// announce a URL nothing served); the facts describe the current spec; `Ready=False` and `Degraded=True`
 /// carry the refusal's reason ([`RenderError::reason`]: `FitTooLarge`, `FitUnsplittable`, `InvalidSpec`,
 /// `GatewayNotFound`) and message, as a TrainingRun's do. Not `ReconcileError`: the operator does not retry a refusal,
 /// it waits for the spec to change.
@@ -86,6 +87,7 @@ pub fn refused(
         status: InferenceServiceStatus {
             replicas: previous.replicas,
             ready_replicas: previous.ready_replicas,
+            url: previous.url,
             ..facts_status(isvc, facts)
         },
         conditions,

@@ -411,8 +411,9 @@ pub struct InferenceServiceStatus {
     /// Ready replicas of the Deployment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready_replicas: Option<i32>,
-    /// `http://<first hostname><pathPrefix>` when routed, the first hostname that is not a wildcard (`*.`); absent
-    /// when every hostname is one.
+    /// `http://<first hostname><pathPrefix>`, the first hostname that is not a wildcard (`*.`), while the service
+    /// has an HTTPRoute (`RouteReady` says whether the Gateway accepted it); absent without `gateway`, when every
+    /// hostname is a wildcard, on a `HostnameConflict`, and for a refused spec that had no route before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Smallest capacity class that fits the budget, e.g. `80gi`.

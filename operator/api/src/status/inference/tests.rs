@@ -619,10 +619,21 @@ fn a_refused_spec_says_why_on_ready_and_degraded_and_keeps_the_running_counts() 
 
     // No gateway to attach to: the route says so as well.
     isvc.spec.gpu = None;
-    isvc.spec.gateway = Some(Default::default());
+    isvc.spec.gateway = Some(serde_json::from_value(json!({"hostnames": ["b.example"]})).unwrap());
     let rendered = crate::render::render_inference(&isvc, &crate::render::RenderConfig::default());
     let refusal = rendered.children.as_ref().expect_err("no Gateway");
     let draft = refused(&isvc, &rendered.facts, refusal);
+    // Nothing routes it, so no URL (a hunt's finding: the spec's URL was announced); one routed before is kept.
+    assert_eq!(rendered.facts.url.as_deref(), Some("http://b.example/"));
+    assert_eq!(draft.status.url, None);
+    isvc.status.as_mut().unwrap().url = Some("http://a.example/".into());
+    assert_eq!(
+        refused(&isvc, &rendered.facts, refusal)
+            .status
+            .url
+            .as_deref(),
+        Some("http://a.example/")
+    );
     let reasons: Vec<_> = draft
         .conditions
         .iter()
