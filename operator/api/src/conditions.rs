@@ -268,13 +268,19 @@ pub fn after_error(
 ) -> Vec<DesiredCondition> {
     let ready = DesiredCondition::new(ConditionType::Ready, false, reason, error.to_string());
     std::iter::once(ready)
-        .chain(
-            observed
-                .iter()
-                .filter_map(DesiredCondition::from_observed)
-                .filter(|c| c.type_ != ConditionType::Ready)
-                .map(|c| DesiredCondition { carried: true, ..c }),
-        )
+        .chain(carried(observed, &[ConditionType::Ready]))
+        .collect()
+}
+
+/// The `observed` conditions of our vocabulary whose type is not in `except`, unchanged and marked `carried` (they
+/// keep the `observedGeneration` they describe): what a reconcile that applied nothing (a failure, a refused spec)
+/// writes again of the conditions it did not compute.
+pub fn carried(observed: &[Condition], except: &[ConditionType]) -> Vec<DesiredCondition> {
+    observed
+        .iter()
+        .filter_map(DesiredCondition::from_observed)
+        .filter(|c| !except.contains(&c.type_))
+        .map(|c| DesiredCondition { carried: true, ..c })
         .collect()
 }
 

@@ -5,7 +5,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 
 use super::Draft;
 use crate::conditions::{
-    ConditionStatus, ConditionType, DesiredCondition, ROLLOUT_STALLED, Reason,
+    self, ConditionStatus, ConditionType, DesiredCondition, ROLLOUT_STALLED, Reason,
 };
 use crate::render::{InferenceFacts, RenderError};
 use crate::{InferenceService, InferenceServiceStatus, Intent};
@@ -82,6 +82,13 @@ pub fn refused(
         true,
         refusal.reason(),
         message,
+    ));
+    // The children still run as the last reconcile left them: what it said of them stands (a hunt saw
+    // `Progressing`, `ScalingReady` and `RouteReady` vanish while the Deployment and route kept running).
+    let computed: Vec<ConditionType> = conditions.iter().map(|c| c.type_).collect();
+    conditions.extend(conditions::carried(
+        previous.conditions.as_deref().unwrap_or_default(),
+        &computed,
     ));
     Draft {
         status: InferenceServiceStatus {

@@ -581,7 +581,13 @@ fn a_refused_spec_says_why_on_ready_and_degraded_and_keeps_the_running_counts() 
         "metadata": {"name": "m", "namespace": "ml", "uid": "u", "generation": 2},
         "spec": {"model": {"name": "m"}, "container": {"image": "i"}, "gpu": {"count": 1,
             "fit": {"modules": [{"name": "w", "weightsGiB": 900, "placement": "replicated"}]}}},
-        "status": {"replicas": 2, "readyReplicas": 2}
+        "status": {"replicas": 2, "readyReplicas": 2, "conditions": [
+            {"type": "Ready", "status": "True", "reason": "AsExpected", "message": "", "observedGeneration": 1,
+                "lastTransitionTime": "2026-01-01T00:00:00Z"},
+            {"type": "Progressing", "status": "False", "reason": "RolloutComplete", "message": "", "observedGeneration": 1,
+                "lastTransitionTime": "2026-01-01T00:00:00Z"},
+            {"type": "ScalingReady", "status": "True", "reason": "FixedReplicas", "message": "", "observedGeneration": 1,
+                "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
     }))
     .unwrap();
     let rendered = crate::render::render_inference(&isvc, &crate::render::test_config());
@@ -615,6 +621,23 @@ fn a_refused_spec_says_why_on_ready_and_degraded_and_keeps_the_running_counts() 
     assert!(
         !is_warning(degraded),
         "Degraded repeats Ready's refusal: one Event, not two"
+    );
+    // The running children's conditions stand, describing the generation they were written for (a hunt's finding:
+    // they vanished).
+    let (progressing, scaling) = (
+        find(ConditionType::Progressing),
+        find(ConditionType::ScalingReady),
+    );
+    assert_eq!(progressing.reason, Reason::RolloutComplete);
+    assert!(progressing.carried && scaling.carried);
+    assert_eq!(
+        draft
+            .conditions
+            .iter()
+            .filter(|c| c.type_ == ConditionType::Ready)
+            .count(),
+        1,
+        "Ready is the refusal, not carried"
     );
 
     // No gateway to attach to: the route says so as well.
