@@ -7,7 +7,8 @@
 //! - an InferenceService deleted and created again under its name with the same spec, after its children were
 //!   collected, gets children of its own (nothing but its own creation event can start that reconcile: the
 //!   filter must tell it from its predecessor by UID);
-//! - nothing in it is a conflict or an error (no reconcile met a 409 from its own earlier write).
+//! - nothing in it is a conflict or an error (no reconcile met a 409 from its own earlier write), but for the
+//!   Service repair an admission policy refuses on purpose.
 
 use std::time::Duration;
 
@@ -52,6 +53,23 @@ fn image(deployment: &Deployment) -> Option<String> {
     deployment.spec.as_ref()?.template.spec.as_ref()?.containers[0]
         .image
         .clone()
+}
+
+/// A ValidatingAdmissionPolicy (and its binding) refusing every Service with port `port` in namespace `ns`, as a
+/// manifest file.
+fn policy_refusing_port(ns: &str, port: i64) -> tempfile::NamedTempFile {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let manifest = format!(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {ns}-no-port\n\
+         spec:\n  failurePolicy: Fail\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      \
+         apiVersions: [v1]\n      operations: [CREATE, UPDATE]\n      resources: [services]\n  validations:\n  \
+         - expression: \"!object.spec.ports.exists(p, p.port == {port})\"\n    message: port {port} is not allowed here\n\
+         ---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  \
+         name: {ns}-no-port\nspec:\n  policyName: {ns}-no-port\n  validationActions: [Deny]\n  matchResources:\n    \
+         namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: {ns}\n"
+    );
+    std::fs::write(file.path(), manifest).unwrap();
+    file
 }
 
 #[tokio::test]
@@ -124,9 +142,26 @@ async fn changes_by_others_and_a_service_created_again_under_its_name_each_start
     // it and creates it again.
     let ports =
         |service: &Service| serde_json::to_value(&service.spec.as_ref().unwrap().ports).unwrap();
-    let rendered_ports = ports(&services.get("svc").await?);
+    let original = services.get("svc").await?;
+    let rendered_ports = ports(&original);
+    let port = rendered_ports[0]["port"].as_i64().unwrap();
     let mut tampered = rendered_ports.clone();
-    tampered[0]["port"] = json!(rendered_ports[0]["port"].as_i64().unwrap() + 1);
+    tampered[0]["port"] = json!(port + 1);
+    // First while an admission policy refuses the rendering itself (a review's finding: a child a policy refused was
+    // deleted and could not be created again): the running Service stays and the error is reported.
+    let policy = policy_refusing_port(ns.name(), port);
+    cluster.kubectl_ok(&["apply", "-f", policy.path().to_str().unwrap()])?;
+    wait_for("the policy in force", TIMEOUT, || async {
+        let mut probe: Service = serde_json::from_value(json!({"metadata": {"name": "probe"},
+            "spec": {"ports": [{"port": port}]}}))?;
+        probe.metadata.namespace = Some(ns.name().to_owned());
+        let dry = kube::api::PostParams {
+            dry_run: true,
+            ..Default::default()
+        };
+        Ok(services.create(&dry, &probe).await.is_err().then_some(()))
+    })
+    .await?;
     services
         .patch(
             "svc",
@@ -134,12 +169,29 @@ async fn changes_by_others_and_a_service_created_again_under_its_name_each_start
             &Patch::Merge(json!({"spec": {"ports": tampered}})),
         )
         .await?;
+    wait_for("the refused repair reported", TIMEOUT, || async {
+        let isvc = isvcs.get("svc").await?;
+        Ok((acceptance_tests::inference::condition(&isvc, "Ready")
+            == Some(("False".into(), "ReconcileError".into())))
+        .then_some(()))
+    })
+    .await
+    .map_err(context)?;
+    let kept = services.get("svc").await?;
+    assert_eq!(
+        kept.metadata.uid, original.metadata.uid,
+        "the running Service is kept"
+    );
+    cluster.kubectl_ok(&["delete", "-f", policy.path().to_str().unwrap()])?;
     wait_for("the Service repaired", TIMEOUT, || async {
         let live = services.get("svc").await?;
         Ok((ports(&live) == rendered_ports).then_some(()))
     })
     .await
     .map_err(context)?;
+    // The refused repairs are the only errors of this test.
+    let refused_repairs = metric(&operator, "model_fleet_reconcile_errors_total")?;
+    assert!(refused_repairs >= 1.0);
 
     // Deleted, its children collected, then created again with the same spec (so the same generation, labels and
     // annotations): only the new UID tells the two apart.
@@ -175,7 +227,7 @@ async fn changes_by_others_and_a_service_created_again_under_its_name_each_start
     let errors = metric(&operator, "model_fleet_reconcile_errors_total")?;
     assert_eq!(
         (conflicts, errors),
-        (0.0, 0.0),
+        (0.0, refused_repairs),
         "conflicts and errors\n{}",
         operator.log_tail()
     );

@@ -235,8 +235,8 @@ pub async fn apply(
         return Ok((ApplyOutcome::Unchanged, live));
     }
     let applied = match send(client, caches, child, &desired).await {
-        Err(error) if recreate::mends(child, &error) => {
-            recreate::recreate(client, caches, child, &live, &desired).await?
+        Err(error) if recreate::may_mend(child, &error) => {
+            recreate::recreate(client, caches, (child, &live), &desired, error).await?
         }
         sent => sent?,
     };

@@ -46,11 +46,24 @@ impl fmt::Display for Step {
     }
 }
 
+/// How a reconcile error names a kube error in `Ready`'s message and the log: an API server refusal in its own
+/// words with its code and reason (`Service "svc" is invalid: spec.ports[1].name: Duplicate value: "http" (422
+/// Invalid)`), not kube's `Display`, which appends the whole `Status` in Rust's debug form (a hunt's finding); other
+/// errors (connection, TLS, decoding) as kube says them.
+pub fn words(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) if !status.message.is_empty() => {
+            format!("{} ({} {})", status.message, status.code, status.reason)
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Why a write failed: the API server, or turning our object into JSON (a bug in render or the types).
 #[derive(Debug, thiserror::Error)]
 pub enum Cause {
     /// A request to the API server failed (network, 4xx/5xx, conflict).
-    #[error("{0}")]
+    #[error("{}", words(.0))]
     Kube(#[from] kube::Error),
     /// Serializing or deserializing an object failed.
     #[error("serializing: {0}")]
@@ -72,7 +85,7 @@ pub enum Invalid {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// fetch: reading `what` failed.
-    #[error("fetch {what}: {source}")]
+    #[error("fetch {what}: {}", words(.source))]
     Fetch {
         /// What was read, e.g. `Jobs of ml/ft-1`.
         what: String,
@@ -118,7 +131,7 @@ pub enum Error {
         object: String,
     },
     /// prune: deleting (or listing for deletion) `child` failed.
-    #[error("prune {child}: {source}")]
+    #[error("prune {child}: {}", words(.source))]
     Prune {
         /// `Kind/name` of the child, or `Kind` when the list failed.
         child: String,
@@ -328,6 +341,19 @@ mod tests {
                 "{error}"
             );
         }
+        // An API server refusal reads in its own words, not as kube's debug dump of the Status (a hunt's finding).
+        assert_eq!(
+            Error::apply("Service/a", api(422)).to_string(),
+            "apply Service/a: boom (422 Reason)"
+        );
+        assert_eq!(
+            Error::prune("Service/a", api(500)).to_string(),
+            "prune Service/a: boom (500 Reason)"
+        );
+        assert_eq!(
+            Error::fetch("Jobs", api(404)).to_string(),
+            "fetch Jobs: boom (404 Reason)"
+        );
         let serde = serde_json::from_str::<u8>("x").unwrap_err();
         let err = Error::apply("Deployment/a", serde);
         assert_eq!(err.metric_label(), "serialization");

@@ -1,53 +1,77 @@
-//! The last resort for a child server-side apply cannot mend: one another manager changed so that our apply, merged
+//! The last resort for a Service server-side apply cannot mend: one another manager changed so that our apply, merged
 //! with its entries, is invalid. A hunt's case: `kubectl patch svc --type merge` replaced the Service's ports with one
-//! named `http` on another port; server-side apply merges lists keyed by port, so our port `http` joined theirs and
-//! the API server refused the duplicate name (422) at every retry, leaving the service broken until someone deleted
-//! the Service by hand.
+//! named `http` on another port; server-side apply merges `ports` by port and protocol, so our port `http` joined
+//! theirs and the API server refused the duplicate name (422) at every retry, leaving the service broken until
+//! someone deleted the Service by hand.
 //!
-//! A child of a kind that holds no running workload ([`RECREATED_KINDS`]) is then deleted, with the UID the reconcile
-//! read as precondition, and created again from the rendering with a create-only apply: a Service gets a new cluster
-//! IP (its DNS name is unchanged), an HTTPRoute or ScaledObject is back within the reconcile. A Deployment or Job is
-//! never deleted for this (its pods would go): its error stays on `Ready=False, ReconcileError` for someone to fix.
+//! Only a Service, whose keyed `ports` list is where such merges happen (an HTTPRoute's and a ScaledObject's lists
+//! are atomic: a 422 there is our rendering refused, by a policy or a CRD rule), and only when our rendering alone is
+//! valid: a dry-run create of it must fail with `AlreadyExists` (409), which the API server answers after admission
+//! and validation, so a 422 from a ValidatingAdmissionPolicy or a CEL rule keeps the running Service and reports the
+//! error (a review's finding: an HTTPRoute a policy refused was deleted and could not be created again). The Service
+//! is then deleted, with the UID the reconcile read as precondition, and created again with a create-only apply: it
+//! gets a new cluster IP (its DNS name is unchanged). A Service with a finalizer stays terminating until that is
+//! removed: the reconcile waits for it as for any child being deleted (`ForeignObject`). Deployments and Jobs are
+//! never deleted for this (their pods would go): the error stays on `Ready=False, ReconcileError`.
 
-use kube::api::{DeleteParams, DynamicObject, Preconditions, PropagationPolicy};
+use kube::api::{DeleteParams, DynamicObject, PostParams, Preconditions, PropagationPolicy};
 use kube::{Client, ResourceExt};
 use serde_json::Value;
 
-use super::apply::{CREATE_ONLY_VERSION, Child, dynamic_api, send};
+use super::apply::{CREATE_ONLY_VERSION, Child, FIELD_MANAGER, dynamic_api, send};
 use super::children::ChildCaches;
 use super::error::{Cause, Error, Result};
 
 /// The kinds a refused apply deletes and creates again.
-pub const RECREATED_KINDS: &[&str] = &["Service", "HTTPRoute", "ScaledObject"];
+pub const RECREATED_KINDS: &[&str] = &["Service"];
 
-/// Whether `error`, from applying `child` over an existing object, is an invalid merge that recreating mends: a 422
-/// for a kind in [`RECREATED_KINDS`].
-pub fn mends(child: &Child, error: &Error) -> bool {
+/// Whether `error`, from applying `child` over an existing object, may be an invalid merge that recreating mends: a
+/// 422 for a kind in [`RECREATED_KINDS`] ([`recreate`] checks the rendering alone first).
+pub fn may_mend(child: &Child, error: &Error) -> bool {
     matches!(
         error,
         Error::Apply { source: Cause::Kube(kube::Error::Api(status)), .. } if status.code == 422
     ) && RECREATED_KINDS.contains(&child.resource.kind.as_str())
 }
 
-/// Deletes `live` (the existing `child`; its UID as precondition) and creates `desired` again with a create-only
-/// apply.
+/// When `desired` (the rendering of `child`) alone is valid, deletes `live` (the existing child; its UID as
+/// precondition) and creates `desired` again with a create-only apply; else returns `refused`, the error of the apply.
 ///
 /// # Errors
-/// [`Error::Prune`] when the delete fails (other than 404: already gone); the errors of the apply, e.g. a 409 while
-/// the old object still finalizes (the reconcile is retried and creates it then).
+/// `refused` when the dry-run create of `desired` is refused other than with `AlreadyExists`; [`Error::Apply`] when
+/// the dry run, the delete (other than 404 or 409: gone, or replaced since the read) or the create fails (a 409 while
+/// the old object still finalizes: the next reconcile waits for it).
 pub async fn recreate(
     client: &Client,
     caches: &ChildCaches,
-    child: &Child,
-    live: &DynamicObject,
+    (child, live): (&Child, &DynamicObject),
     desired: &Value,
+    refused: Error,
 ) -> Result<DynamicObject> {
+    let api = dynamic_api(client, &child.resource, &child.namespace);
+    let apply_error = |source: kube::Error| Error::Apply {
+        child: child.display(),
+        source: Cause::Kube(source),
+    };
+    let object: DynamicObject =
+        serde_json::from_value(desired.clone()).map_err(|source| Error::Apply {
+            child: child.display(),
+            source: Cause::Serialization(source),
+        })?;
+    let dry_run = PostParams {
+        dry_run: true,
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+    };
+    match api.create(&dry_run, &object).await {
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(kube::Error::Api(_)) | Ok(_) => return Err(refused),
+        Err(other) => return Err(apply_error(other)),
+    }
     tracing::warn!(
         child = %child.display(),
         namespace = %child.namespace,
         "server-side apply cannot mend the child another manager changed; deleting it and creating it again"
     );
-    let api = dynamic_api(client, &child.resource, &child.namespace);
     let params = DeleteParams {
         preconditions: live.uid().map(|uid| Preconditions {
             uid: Some(uid),
@@ -58,13 +82,8 @@ pub async fn recreate(
     };
     match api.delete(&child.name, &params).await {
         Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.code == 404 => {}
-        Err(source) => {
-            return Err(Error::Prune {
-                child: child.display(),
-                source,
-            });
-        }
+        Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
+        Err(source) => return Err(apply_error(source)),
     }
     let mut create = desired.clone();
     create["metadata"]["resourceVersion"] = Value::from(CREATE_ONLY_VERSION);
