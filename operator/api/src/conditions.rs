@@ -112,8 +112,11 @@ vocabulary! {
         InUse,
         /// RouteReady=False: no `gateway` in the spec.
         NotRequested,
-        /// RouteReady=False: the Gateway has not accepted the route for its current generation (yet), or refused it.
+        /// RouteReady=False: no Gateway condition describes the route's current generation yet.
         NotAccepted,
+        /// RouteReady=False (a warning): the Gateway refused the route for its current generation (`Accepted=False`,
+        /// e.g. `NotAllowedByListeners`, `NoMatchingListenerHostname`); the message has the Gateway's reason.
+        GatewayRefused,
         /// RouteReady=True: the Gateway accepted the route for its current generation.
         Accepted,
         /// RouteReady=False: the parent Gateway does not exist, or none is configured (then also Ready=False and

@@ -328,6 +328,7 @@ pub fn is_warning(condition: &DesiredCondition) -> bool {
                 | Reason::ReconcileError
                 | Reason::DependencyMissing
                 | Reason::GatewayNotFound
+                | Reason::GatewayRefused
                 | Reason::HostnameConflict
                 | Reason::KedaMissing
                 | Reason::ScaleToZeroUnwakeable

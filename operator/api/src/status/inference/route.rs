@@ -83,11 +83,16 @@ fn accepted_route(accepted: Option<&JsonCondition>, parent: (&str, &str)) -> Des
             Reason::Accepted,
             format!("accepted by Gateway {namespace}/{name}"),
         ),
+        // Gateway API's initial condition (`Unknown`, reason `Pending`) is no refusal yet.
+        Some(c) if c.status != "False" || c.reason == "Pending" => not(
+            Reason::NotAccepted,
+            format!("waiting for Gateway {namespace}/{name} to accept the route"),
+        ),
         // A Gateway's refusal (`NotAllowedByListeners`, `NoMatchingListenerHostname`, ...) is about its listeners,
         // not about another service holding the hostname (`HostnameConflict` is that, and comes from the claims): a
         // hunt saw `NoMatchingListenerHostname` reported as a conflict.
         Some(c) => not(
-            Reason::NotAccepted,
+            Reason::GatewayRefused,
             format!("Gateway {namespace}/{name}: {}: {}", c.reason, c.message),
         ),
     }

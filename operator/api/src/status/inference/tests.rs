@@ -223,7 +223,19 @@ fn route_ready_reads_the_gateway_status_for_our_parent() {
     });
     assert_eq!(
         (c.status, c.reason),
-        (ConditionStatus::False, Reason::NotAccepted)
+        (ConditionStatus::False, Reason::GatewayRefused)
+    );
+    // Gateway API's initial condition is no refusal: still waiting.
+    let pending = json!({"parents": [{"parentRef": {"name": "shared", "namespace": "gateway-system"},
+        "conditions": [{"type": "Accepted", "status": "Unknown", "reason": "Pending", "observedGeneration": 1}]}]});
+    let c = route_ready(&RouteState::Applied {
+        status: Some(&pending),
+        generation: Some(1),
+        parent,
+    });
+    assert_eq!(
+        (c.reason, c.message.starts_with("waiting for")),
+        (Reason::NotAccepted, true)
     );
     // A listener refusal is the Gateway's word, not a hostname held by another service (a hunt's finding).
     let refused = json!({"parents": [{"parentRef": {"name": "shared", "namespace": "gateway-system"},
@@ -234,7 +246,8 @@ fn route_ready_reads_the_gateway_status_for_our_parent() {
         generation: Some(1),
         parent,
     });
-    assert_eq!(c.reason, Reason::NotAccepted);
+    assert_eq!(c.reason, Reason::GatewayRefused);
+    assert!(is_warning(&c), "a refusal needs a human");
     assert_eq!(
         c.message,
         "Gateway gateway-system/shared: NoMatchingListenerHostname: no listener hostname matches a.example"
