@@ -345,8 +345,17 @@ async fn deleting_a_dataset_in_use_waits_for_the_run_to_finish() -> anyhow::Resu
         },
     )
     .await?;
-    let held = serde_json::to_value(datasets.get("corpus").await?)?;
-    assert_eq!(held["status"]["usedBy"], used_by, "{held}");
+    // Refused, it does not hold the deletion (before its refusal it may, briefly: its Job could have been on its way).
+    wait_for_object(
+        &client,
+        ns,
+        "Dataset",
+        "corpus",
+        "only the started run holding the deletion",
+        &operator,
+        |d| d["status"]["usedBy"] == used_by,
+    )
+    .await?;
     assert!(
         jobs(&client, ns).await?.iter().all(|j| j
             .metadata

@@ -51,11 +51,16 @@ impl fmt::Display for Step {
 /// Invalid)`), not kube's `Display`, which appends the whole `Status` in Rust's debug form (a hunt's finding); other
 /// errors (connection, TLS, decoding) as kube says them.
 pub fn words(error: &kube::Error) -> String {
-    match error {
-        kube::Error::Api(status) if !status.message.is_empty() => {
-            format!("{} ({} {})", status.message, status.code, status.reason)
-        }
-        other => other.to_string(),
+    let kube::Error::Api(status) = error else {
+        return error.to_string();
+    };
+    let code = match status.reason.as_str() {
+        "" => status.code.to_string(),
+        reason => format!("{} {reason}", status.code),
+    };
+    match status.message.as_str() {
+        "" => format!("the API server refused it ({code})"),
+        message => format!("{message} ({code})"),
     }
 }
 
@@ -354,6 +359,8 @@ mod tests {
             Error::fetch("Jobs", api(404)).to_string(),
             "fetch Jobs: boom (404 Reason)"
         );
+        let bare = kube::Error::Api(Box::new(kube::core::Status::failure("", "").with_code(500)));
+        assert_eq!(words(&bare), "the API server refused it (500)");
         let serde = serde_json::from_str::<u8>("x").unwrap_err();
         let err = Error::apply("Deployment/a", serde);
         assert_eq!(err.metric_label(), "serialization");

@@ -10,9 +10,10 @@
 //! and validation, so a 422 from a ValidatingAdmissionPolicy or a CEL rule keeps the running Service and reports the
 //! error (a review's finding: an HTTPRoute a policy refused was deleted and could not be created again). The Service
 //! is then deleted, with the UID the reconcile read as precondition, and created again with a create-only apply: it
-//! gets a new cluster IP (its DNS name is unchanged). A Service with a finalizer stays terminating until that is
-//! removed: the reconcile waits for it as for any child being deleted (`ForeignObject`). Deployments and Jobs are
-//! never deleted for this (their pods would go): the error stays on `Ready=False, ReconcileError`.
+//! gets a new cluster IP (its DNS name is unchanged). A Service with someone's finalizer stays terminating until that
+//! is removed: the create is refused as existing meanwhile, reported as `Ready=False, ReconcileError` and retried with
+//! backoff. Deployments, Jobs, HTTPRoutes, ScaledObjects and InterceptorRoutes are never deleted for this: the error
+//! stays on `Ready=False, ReconcileError`.
 
 use kube::api::{DeleteParams, DynamicObject, PostParams, Preconditions, PropagationPolicy};
 use kube::{Client, ResourceExt};
@@ -63,7 +64,9 @@ pub async fn recreate(
         field_manager: Some(FIELD_MANAGER.to_owned()),
     };
     match api.create(&dry_run, &object).await {
-        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        // `AlreadyExists` by name: a webhook may deny with 409 too, which is no proof of a valid rendering.
+        Err(kube::Error::Api(status)) if status.code == 409 && status.reason == "AlreadyExists" => {
+        }
         Err(kube::Error::Api(_)) | Ok(_) => return Err(refused),
         Err(other) => return Err(apply_error(other)),
     }

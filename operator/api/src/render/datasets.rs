@@ -32,8 +32,13 @@ pub struct ResolvedDataset<'a> {
     pub dataset: &'a Dataset,
 }
 
+/// Whether the status of `run` records a Job created for it (`status.jobName`).
+fn job_created(run: &TrainingRun) -> bool {
+    run.status.as_ref().is_some_and(|s| s.job_name.is_some())
+}
+
 /// Whether `dataset`'s `allowedServiceAccounts` lists the ServiceAccount of `run` (`default` when it sets none).
-pub fn allows(dataset: &Dataset, run: &TrainingRun) -> bool {
+fn allows(dataset: &Dataset, run: &TrainingRun) -> bool {
     let sa = run
         .spec
         .service_account_name
@@ -79,9 +84,10 @@ pub fn check_datasets<'a>(
                 reason: Reason::DatasetNotFound,
                 message: format!("spec.datasets[{i}].name: Dataset {run_ns}/{} not found; create it or fix the name", r.name),
             })?;
-        if found.meta().deletion_timestamp.is_some() {
-            // Its deletion waits only for the runs that already use it (their Jobs' mounts are fixed); a new run
-            // would hold it for good, or lose it under its Job (a hunt's finding: one was admitted).
+        if found.meta().deletion_timestamp.is_some() && !job_created(run) {
+            // Its deletion waits for the runs that use it; a run that has no Job yet is refused, so its deletion is
+            // not held for good by a run that would start after it (a hunt's finding: one was admitted). A run whose
+            // Job exists keeps rendering (its headless Service is still kept) while the deletion waits for it.
             return Err(DatasetRefusal {
                 reason: Reason::DatasetNotFound,
                 message: format!(

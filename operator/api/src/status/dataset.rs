@@ -5,29 +5,33 @@ use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kube::{Resource, ResourceExt};
 
 use super::training::is_finished;
-use crate::conditions::{ConditionStatus, ConditionType, DesiredCondition, Reason};
-use crate::render::allows;
+use crate::conditions::{self, ConditionStatus, ConditionType, DesiredCondition, Reason};
 use crate::{Dataset, TrainingRun};
 
 /// Finalizer that holds a Dataset's deletion while an unfinished TrainingRun uses it.
 pub const FINALIZER: &str = "modelfleet.io/dataset-in-use";
 
 /// Whether `run` uses `dataset`: same namespace, a `spec.datasets[]` entry naming it (without another namespace)
-/// with its version, the Dataset allows the run's ServiceAccount, and the run is not finished (Succeeded, Failed,
-/// Cancelled) nor being deleted. A run referencing another version, or refused by the allowlist, does not use this one
-/// (its Job is refused: a hunt saw a Dataset's deletion wait on a run that could never start). Once the Dataset is
-/// being deleted, only a run whose Job was created uses it (a new run is refused, [`check_datasets`]).
+/// with its version, the run is not finished (Succeeded, Failed, Cancelled) nor being deleted, and either its Job was
+/// created (`status.jobName`: its mounts are fixed, whatever the allowlist says since) or its status shows no Dataset
+/// refusal (`DatasetsReady=False`). A run referencing another version does not use this one. A run the Dataset check
+/// refused (the allowlist, or a Dataset being deleted: [`check_datasets`]) never starts, so it does not hold a
+/// deletion (a hunt saw one wait on such a run for good); a run not refused yet holds it, so a Job being created
+/// while the deletion begins is never left without its Dataset.
 ///
 /// [`check_datasets`]: crate::render::check_datasets
 pub fn uses(run: &TrainingRun, dataset: &Dataset) -> bool {
     let namespace = dataset.namespace();
     let status = run.status.as_ref();
+    let job_created = status.is_some_and(|s| s.job_name.is_some());
+    let refused = status
+        .and_then(|s| s.conditions.as_deref())
+        .and_then(|c| conditions::find(c, ConditionType::DatasetsReady))
+        .is_some_and(|c| c.status == ConditionStatus::False.as_str());
     if run.namespace() != namespace
         || run.meta().deletion_timestamp.is_some()
         || is_finished(status.and_then(|s| s.phase))
-        || !allows(dataset, run)
-        || (dataset.meta().deletion_timestamp.is_some()
-            && status.is_none_or(|s| s.job_name.is_none()))
+        || (refused && !job_created)
     {
         return false;
     }

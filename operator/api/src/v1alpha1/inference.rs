@@ -411,9 +411,10 @@ pub struct InferenceServiceStatus {
     /// Ready replicas of the Deployment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready_replicas: Option<i32>,
-    /// `http://<first hostname><pathPrefix>`, the first hostname that is not a wildcard (`*.`), while the service
-    /// has an HTTPRoute (`RouteReady` says whether the Gateway accepted it); absent without `gateway`, when every
-    /// hostname is a wildcard, on a `HostnameConflict`, and for a refused spec that had no route before.
+    /// `http://<first hostname><pathPrefix>`, the first hostname that is not a wildcard (`*.`), for a service with
+    /// `gateway` (`RouteReady` says whether it is routed: the Gateway API CRDs may be missing, or the Gateway may not
+    /// have accepted the route); absent without `gateway`, when every hostname is a wildcard, and on a
+    /// `HostnameConflict`. A refused spec keeps the URL the last reconcile wrote (the running route's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Smallest capacity class that fits the budget, e.g. `80gi`.

@@ -51,29 +51,59 @@ fn only_unfinished_runs_of_the_same_namespace_and_version_use_a_dataset() {
     assert_eq!(used_by(&all, &d), vec!["ml/a", "ml/b"]);
 }
 
-/// A hunt's findings: a run the allowlist refuses never starts, so it must not hold the Dataset's deletion; and a
-/// Dataset being deleted admits no new run (it would hold the deletion for good), while one whose Job exists still
-/// holds it.
+/// A hunt's findings and their review: a run the Dataset check refused never starts, so it must not hold the Dataset's
+/// deletion; a run not refused yet holds it (its Job may be on its way); a run whose Job exists holds it whatever the
+/// allowlist says since; and a Dataset being deleted admits no new run, while one whose Job exists still renders.
 #[test]
-fn a_refused_run_does_not_hold_a_deletion_and_a_deleted_dataset_admits_no_run() {
+fn refused_runs_do_not_hold_a_deletion_and_a_deleted_dataset_admits_no_new_run() {
     let r = json!([{"name": "corpus", "version": "3", "mountPath": "/d"}]);
+    let refusal = crate::conditions::merge(
+        &[],
+        &[DesiredCondition::new(
+            ConditionType::DatasetsReady,
+            false,
+            Reason::AccessDenied,
+            "not allowed",
+        )],
+        Some(1),
+        &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+        ),
+    );
     let mut stranger = run("s", "ml", r.clone(), None);
     stranger.spec.service_account_name = Some("stranger".into());
     let mut d = dataset("3");
-    assert!(!uses(&stranger, &d), "the allowlist refuses it");
-    let pending = run("p", "ml", r.clone(), None);
-    let mut started = run("a", "ml", r, Some(TrainingPhase::Running));
+    assert!(
+        uses(&stranger, &d),
+        "not refused yet: its reconcile may be creating the Job"
+    );
+    stranger.status.as_mut().unwrap().conditions = Some(refusal.clone());
+    assert!(!uses(&stranger, &d), "refused: it never starts");
+    let mut started = run("a", "ml", r.clone(), Some(TrainingPhase::Running));
     started.status.as_mut().unwrap().job_name = Some("a".into());
+    started.status.as_mut().unwrap().conditions = Some(refusal);
+    d.spec.allowed_service_accounts = Some(vec!["someone-else".into()]);
+    assert!(uses(&started, &d), "its Job's mounts are fixed");
+    let pending = run("p", "ml", r, None);
+    d.spec.allowed_service_accounts = Some(vec!["default".into()]);
     d.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
         k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
     ));
-    assert_eq!(used_by(&[&pending, &started], &d), vec!["ml/a"]);
+    assert_eq!(
+        used_by(&[&pending, &started, &stranger], &d),
+        vec!["ml/a", "ml/p"]
+    );
     let refused = crate::render::check_datasets(&pending, std::slice::from_ref(&d)).unwrap_err();
     assert_eq!(refused.reason, Reason::DatasetNotFound);
     assert!(
         refused.message.contains("is being deleted"),
         "{}",
         refused.message
+    );
+    started.status.as_mut().unwrap().conditions = None;
+    assert!(
+        crate::render::check_datasets(&started, std::slice::from_ref(&d)).is_ok(),
+        "a run whose Job exists keeps rendering while the deletion waits for it"
     );
 }
 
