@@ -396,7 +396,7 @@ impl pb::provider_server::Provider for ProviderService {
                     ctx.cluster_uid().await.as_deref(),
                 );
                 match &applied.wrote {
-                    Some(uid) => takeover::written(&private, manager, uid.as_deref()),
+                    Some(wrote) => takeover::written(&private, manager, wrote.uid.as_deref()),
                     None => private,
                 }
             };

@@ -197,6 +197,8 @@ pub async fn read(
 /// [`Error::Apply`]: the API server refused (e.g. 422 for a field refused by strict validation), or the live object
 /// cannot be turned into JSON; [`Error::Foreign`]: the object of that name is not ours; [`Error::Unseen`]: an
 /// unseen child exists after all and is ours (the reconcile is retried on a fresh read).
+///
+/// A Service the apply cannot mend (422) may be deleted and created again first ([`recreate`]).
 pub async fn apply(
     client: &Client,
     caches: &ChildCaches,

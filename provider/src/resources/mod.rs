@@ -157,6 +157,13 @@ pub struct Planned {
     pub warnings: Diagnostics,
 }
 
+/// A write of [`Resource::apply`]: the written object's UID (when the API server returned one).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wrote {
+    /// `metadata.uid` of the object written.
+    pub uid: Option<String>,
+}
+
 /// What [`Resource::apply`] did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Applied {
@@ -165,9 +172,9 @@ pub struct Applied {
     pub state: Value,
     /// Warnings, and the errors of a failed write or wait.
     pub diagnostics: Diagnostics,
-    /// `Some(uid)` when a server-side apply wrote the object, with its UID (`None` for a delete, a failed write, and
-    /// an update with nothing to send), so the private state records the write ([`takeover::written`]).
-    pub wrote: Option<Option<String>>,
+    /// The write a server-side apply made (`None` for a delete, a failed write, and an update with nothing to send),
+    /// which the private state records ([`takeover::written`]).
+    pub wrote: Option<Wrote>,
 }
 
 /// A managed resource type.

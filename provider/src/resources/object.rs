@@ -32,7 +32,9 @@ use super::fields::{self, Field};
 use super::kind::{Kind, Source};
 use super::snapshot::{self, Lookup};
 use super::takeover::Takeover;
-use super::{Applied, Planned, ProviderContext, Resource, managed, plan, quantity, timeouts};
+use super::{
+    Applied, Planned, ProviderContext, Resource, Wrote, managed, plan, quantity, timeouts,
+};
 use crate::diag::{AttrPath, Diagnostics};
 use crate::schema::Schema;
 use crate::value::Value;
@@ -448,7 +450,11 @@ impl<K: Kind> Resource for CustomResource<K> {
                     .create_or_update(ctx, (prior, planned, config), takeover)
                     .await
                 {
-                    Ok(written) => (written.state, written.warnings, Some(written.uid)),
+                    Ok(written) => (
+                        written.state,
+                        written.warnings,
+                        Some(Wrote { uid: written.uid }),
+                    ),
                     Err(diags) => return failed(diags),
                 }
             };

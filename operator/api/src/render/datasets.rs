@@ -6,7 +6,7 @@ use std::fmt;
 use kube::{Resource, ResourceExt};
 
 use crate::conditions::Reason;
-use crate::{Dataset, DatasetRef, TrainingRun};
+use crate::{Dataset, DatasetRef, TrainingRun, TrainingRunStatus};
 
 /// Why a run may not use its Datasets: a `DatasetsReady=False` condition; no Job is created.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,26 +30,6 @@ pub struct ResolvedDataset<'a> {
     pub reference: &'a DatasetRef,
     /// The Dataset.
     pub dataset: &'a Dataset,
-}
-
-/// Whether the status of `run` records a Job created for it (`status.jobName`).
-fn job_created(run: &TrainingRun) -> bool {
-    run.status.as_ref().is_some_and(|s| s.job_name.is_some())
-}
-
-/// Whether `dataset`'s `allowedServiceAccounts` lists the ServiceAccount of `run` (`default` when it sets none).
-fn allows(dataset: &Dataset, run: &TrainingRun) -> bool {
-    let sa = run
-        .spec
-        .service_account_name
-        .as_deref()
-        .unwrap_or("default");
-    dataset
-        .spec
-        .allowed_service_accounts
-        .iter()
-        .flatten()
-        .any(|a| a == sa)
 }
 
 /// Checks every `spec.datasets[]` of `run` against `datasets` (those the caller fetched from the
@@ -84,7 +64,9 @@ pub fn check_datasets<'a>(
                 reason: Reason::DatasetNotFound,
                 message: format!("spec.datasets[{i}].name: Dataset {run_ns}/{} not found; create it or fix the name", r.name),
             })?;
-        if found.meta().deletion_timestamp.is_some() && !job_created(run) {
+        if found.meta().deletion_timestamp.is_some()
+            && !TrainingRunStatus::job_recorded(run.status.as_ref())
+        {
             // Its deletion waits for the runs that use it; a run that has no Job yet is refused, so its deletion is
             // not held for good by a run that would start after it (a hunt's finding: one was admitted). A run whose
             // Job exists keeps rendering (its headless Service is still kept) while the deletion waits for it.
@@ -105,7 +87,8 @@ pub fn check_datasets<'a>(
                 ),
             });
         }
-        if !allows(found, run) {
+        let allowed = found.spec.allowed_service_accounts.iter().flatten();
+        if !allowed.into_iter().any(|a| a == sa) {
             return Err(DatasetRefusal {
                 reason: Reason::AccessDenied,
                 message: format!(

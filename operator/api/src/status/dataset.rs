@@ -6,7 +6,7 @@ use kube::{Resource, ResourceExt};
 
 use super::training::is_finished;
 use crate::conditions::{self, ConditionStatus, ConditionType, DesiredCondition, Reason};
-use crate::{Dataset, TrainingRun};
+use crate::{Dataset, TrainingRun, TrainingRunStatus};
 
 /// Finalizer that holds a Dataset's deletion while an unfinished TrainingRun uses it.
 pub const FINALIZER: &str = "modelfleet.io/dataset-in-use";
@@ -23,7 +23,7 @@ pub const FINALIZER: &str = "modelfleet.io/dataset-in-use";
 pub fn uses(run: &TrainingRun, dataset: &Dataset) -> bool {
     let namespace = dataset.namespace();
     let status = run.status.as_ref();
-    let job_created = status.is_some_and(|s| s.job_name.is_some());
+    let job_created = TrainingRunStatus::job_recorded(status);
     let refused = status
         .and_then(|s| s.conditions.as_deref())
         .and_then(|c| conditions::find(c, ConditionType::DatasetsReady))

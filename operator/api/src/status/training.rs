@@ -167,7 +167,7 @@ fn without_job(cancelled: bool, previous: Option<&TrainingRunStatus>) -> RunFact
             remembered(phase, previous.and_then(|s| s.reason.clone()))
         }
         _ if cancelled => remembered(TrainingPhase::Cancelled, None),
-        _ if previous.is_some_and(|s| s.job_name.is_some()) => {
+        _ if TrainingRunStatus::job_recorded(previous) => {
             remembered(TrainingPhase::Failed, Some(JOB_DELETED.to_owned()))
         }
         _ => RunFacts {
@@ -199,7 +199,7 @@ pub fn desired(
 ) -> Draft<TrainingRunStatus> {
     let previous = run.status.as_ref();
     let run_facts = derive(facts.cancelled, job, previous);
-    let job_created = job.is_some() || previous.is_some_and(|s| s.job_name.is_some());
+    let job_created = job.is_some() || TrainingRunStatus::job_recorded(previous);
     let current = previous
         .and_then(|s| s.conditions.as_deref())
         .unwrap_or_default();

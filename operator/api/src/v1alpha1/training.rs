@@ -275,3 +275,11 @@ pub struct TrainingRunStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_transition: Option<crate::NextTransition>,
 }
+
+impl TrainingRunStatus {
+    /// Whether the status records a Job created for the run (`jobName`, written from the reconcile that created it):
+    /// its mounts are fixed from then on.
+    pub fn job_recorded(status: Option<&Self>) -> bool {
+        status.is_some_and(|s| s.job_name.is_some())
+    }
+}
