@@ -1,8 +1,9 @@
 //! Issue 18, reported case "hostname conflict across namespaces", tried as a new user would: `team-a/a` and, created
 //! later, `team-b/b`, both with `gateway.hostnames: [chat.example.test]` and path prefix `/` on the shared Gateway.
 //! `a` is unaffected; `b` gets `RouteReady=False, HostnameConflict` naming `team-a/a` (and a Warning Event), no
-//! HTTPRoute and no URL, while its Deployment still runs; deleting `a` makes `b` routable at its next reconcile,
-//! which `a`'s deletion triggers. Nothing else would reconcile `b` within the test's wait: the operator's resync is
+//! HTTPRoute and no URL, while its Deployment still runs. `c`, created later, waits too; `a` moving to another
+//! hostname makes `b` routable (and `c` names `b`), and deleting `b` makes `c` routable, each at the reconcile the
+//! change triggers. Nothing else would reconcile `b` within the test's wait: the operator's resync is
 //! the default 300 s and its requeue of unsettled services (10 s by default, which a conflict is) is set to 3600 s.
 //!
 //! The operator watches every namespace, as the chart installs it, so the test has a control plane instance of its
@@ -129,30 +130,80 @@ async fn hostname_conflict_across_namespaces_the_later_service_waits_and_takes_o
         "a's HTTPRoute was not touched"
     );
 
-    // Deleting `a` makes `b` routable: the deletion triggers `b`'s reconcile.
-    let deleted = Instant::now();
-    a_isvcs.delete("a", &DeleteParams::default()).await?;
-    wait_for("b's HTTPRoute", Duration::from_secs(30), || async {
-        Ok(b_routes.get_opt("b").await?)
-    })
+    // `c`, later still, waits too: the oldest holder is named.
+    let team_c = cluster.namespace("team-c").await?;
+    let c_isvcs = api(&client, team_c.name(), &isvc_resource());
+    let c_routes = api(&client, team_c.name(), &route_resource());
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    apply(&c_isvcs, "c", chat_spec()).await?;
+    let c = wait_condition(
+        &c_isvcs,
+        "c",
+        "RouteReady",
+        "False",
+        Some("HostnameConflict"),
+        Duration::from_secs(30),
+    )
+    .await?;
+    assert!(route_message(&c).contains(&holder), "{}", route_message(&c));
+
+    // `a` moves to another hostname: `b` takes the route and `c` now waits for `b`. a's new claims share nothing
+    // with them, so what triggers their reconcile is the claim a dropped (a hunt's finding: they waited for their
+    // requeue).
+    let mut moved = echo_spec();
+    moved["gateway"] = json!({"hostnames": ["other.example.test"], "pathPrefix": "/"});
+    let moved_at = Instant::now();
+    apply(&a_isvcs, "a", moved).await?;
+    routed(&b_routes, "b", &operator).await?;
+    let b_after_move = moved_at.elapsed();
+    let b_holder = format!("{}/b", team_b.name());
+    wait_for(
+        "c to name b as the holder",
+        Duration::from_secs(30),
+        || async {
+            let c = c_isvcs.get("c").await?;
+            Ok(route_message(&c).contains(&b_holder).then_some(()))
+        },
+    )
     .await
     .map_err(|e| e.context(operator.log_tail()))?;
+
+    // Deleting `b` makes `c` routable: the deletion triggers `c`'s reconcile.
+    let deleted = Instant::now();
+    b_isvcs.delete("b", &DeleteParams::default()).await?;
+    routed(&c_routes, "c", &operator).await?;
     let routed_after = deleted.elapsed();
-    let b = wait_condition(
-        &b_isvcs,
-        "b",
+    let c = wait_condition(
+        &c_isvcs,
+        "c",
         "RouteReady",
         "False",
         Some("NotAccepted"),
         Duration::from_secs(15),
     )
     .await?;
-    assert_eq!(b.data["status"]["url"], "http://chat.example.test/");
+    assert_eq!(c.data["status"]["url"], "http://chat.example.test/");
     println!(
-        "hostname conflict: b routable {:.2} s after a was deleted",
+        "hostname conflict: b routable {:.2} s after a moved, c {:.2} s after b was deleted",
+        b_after_move.as_secs_f64(),
         routed_after.as_secs_f64()
     );
     Ok(())
+}
+
+/// Waits for the HTTPRoute `name` the operator creates once the service may serve its claim.
+async fn routed(
+    routes: &Api<kube::api::DynamicObject>,
+    name: &str,
+    operator: &OperatorProcess,
+) -> anyhow::Result<()> {
+    wait_for(
+        &format!("{name}'s HTTPRoute"),
+        Duration::from_secs(30),
+        || async { Ok(routes.get_opt(name).await?.map(|_| ())) },
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))
 }
 
 fn route_message(object: &kube::api::DynamicObject) -> String {

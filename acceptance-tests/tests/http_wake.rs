@@ -11,8 +11,8 @@
 use std::time::Duration;
 
 use acceptance_tests::inference::{
-    api, apply, condition_message, create_gateway, echo_spec, isvc_resource, operator, resource,
-    route_resource, scaled_object_resource, wait_condition,
+    api, apply, condition, condition_message, create_gateway, echo_spec, isvc_resource, operator,
+    resource, route_resource, scaled_object_resource, wait_condition,
 };
 use acceptance_tests::{Cluster, wait_for};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -230,5 +230,41 @@ async fn with_the_add_on_disabled_scaling_http_says_dependency_missing() -> anyh
     );
     let log = std::fs::read_to_string(&operator.log)?;
     assert!(!log.contains("Forbidden"), "{}", operator.log_tail());
+    Ok(())
+}
+
+/// A hunt's finding: with `--http-add-on-namespace` naming a namespace that does not exist, the reconcile error said
+/// only `namespaces "..." not found`. It now names the flag and the chart value that chose the namespace.
+#[tokio::test]
+async fn a_missing_add_on_namespace_is_named_with_its_flag() -> anyhow::Result<()> {
+    let cluster = Cluster::connect()?;
+    let ns = cluster.model_fleet_namespace("http-wake-ns").await?;
+    let ns = ns.name();
+    let client = cluster.client().await?;
+    let missing = format!("{ns}-absent");
+    let operator = operator(&cluster, ns, &["--http-add-on-namespace", &missing])?;
+    create_gateway(&client, ns).await?;
+    let mut spec = echo_spec();
+    spec["replicas"] = json!({"min": 0, "max": 2});
+    spec["scaling"] = json!({"http": {"targetConcurrency": 4}});
+    let isvcs = api(&client, ns, &isvc_resource());
+    apply(&isvcs, "chat", spec).await?;
+
+    // The first reconcile failed: `status.observedGeneration` is not written yet, only `Ready`.
+    let message = wait_for("chat Ready=False ReconcileError", TIMEOUT, || async {
+        let object = isvcs.get("chat").await?;
+        Ok(
+            (condition(&object, "Ready").map(|c| c.1).as_deref() == Some("ReconcileError"))
+                .then(|| condition_message(&object, "Ready")),
+        )
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    assert!(
+        message.contains(&format!("in namespace {missing}"))
+            && message.contains("--http-add-on-namespace")
+            && message.contains("not found"),
+        "{message}"
+    );
     Ok(())
 }

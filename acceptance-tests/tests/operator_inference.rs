@@ -3,19 +3,20 @@
 //! both ways (case O-04); deleted objects go without reconcile errors (case O-03); Ready never trusts stale data and
 //! says Unschedulable (case O-02); long names give valid, distinct, stable child names (case O-01); a crash right
 //! after the Deployment is applied converges on restart (crash safety); without the KEDA and Gateway API CRDs the
-//! affected objects say DependencyMissing and the others are served.
+//! affected objects say DependencyMissing and the others are served, and KEDA installed later is watched.
 //!
 //! One operator process per test, watching only the test's namespace, running as the chart's ClusterRole.
 
 use std::time::Duration;
 
+use acceptance_tests::OperatorProcess;
 use acceptance_tests::cluster::PrivateCluster;
 use acceptance_tests::inference::{
     accept_route, api, apply, condition, condition_message, echo_spec, isvc_resource, metric,
     observed_current_generation, operator, resource, route_resource, scaled_object_resource,
     wait_condition, wait_reconciled,
 };
-use acceptance_tests::process::OPERATOR_USER;
+use acceptance_tests::process::{OPERATOR_USER, operator_kubeconfig};
 use acceptance_tests::{Cluster, wait_for};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
@@ -531,9 +532,30 @@ async fn dependency_missing_is_reported_and_everything_else_keeps_serving() -> a
     // A second instance started without the KEDA and Gateway API CRDs, stopped when the test ends.
     let cluster = PrivateCluster::start("no-deps", &["--no-upstream-crds"])?;
     cluster.install_model_fleet_crds()?;
+    // The trailing slash: `keda` is a link to the folder, which kubectl reads only as `keda/`.
+    let keda_crds = format!("{}/keda/", upstream_crds()?.display());
+    let keda_crds = keda_crds.as_str();
+    // A reused instance may still have the KEDA CRDs this test installs below.
+    cluster.kubectl_ok(&["delete", "--ignore-not-found", "--wait", "-f", keda_crds])?;
     let ns = cluster.namespace("op-deps").await?;
     let client = cluster.client().await?;
-    let operator = operator(&cluster, ns.name(), &[])?;
+    // Nothing but a watch event or the controller's restart reconciles within the test's waits.
+    let gateway = format!("{}/shared", ns.name());
+    let operator = OperatorProcess::start(
+        &cluster,
+        &operator_kubeconfig(&cluster)?,
+        ns.name(),
+        "fleet",
+        &[
+            "--default-gateway",
+            &gateway,
+            "--resync-seconds",
+            "3600",
+            "--test-progress-requeue-seconds",
+            "3600",
+        ],
+        &[],
+    )?;
     let isvcs = api(&client, ns.name(), &isvc_resource());
 
     // Wants a ScaledObject and an HTTPRoute, whose CRDs are absent.
@@ -587,7 +609,66 @@ async fn dependency_missing_is_reported_and_everything_else_keeps_serving() -> a
     .await
     .map_err(|e| e.context(operator.log_tail()))?;
     assert_eq!(operator.http_get("/healthz")?.0, 200);
+
+    // KEDA installed after the operator started (a hunt's finding: its ScaledObjects were then created but never
+    // watched until a restart). Discovery is asked again every 30 s; the controller is then built again with the
+    // watch, which reconciles every service once: the ScaledObject appears (nothing else reconciles needs-deps
+    // here), and one deleted comes back at once (the watch of the new kind).
+    cluster.kubectl_ok(&["apply", "--server-side", "-f", keda_crds])?;
+    // kubectl wait fails on a CRD whose status has no conditions yet: ask again.
+    wait_for(
+        "KEDA's CRDs established",
+        Duration::from_secs(60),
+        || async {
+            cluster.kubectl_ok(&[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=10s",
+                "crd/scaledobjects.keda.sh",
+            ])?;
+            Ok(Some(()))
+        },
+    )
+    .await?;
+    let scaled_objects = api(&client, ns.name(), &scaled_object_resource());
+    let first = wait_for("the ScaledObject", Duration::from_secs(90), || async {
+        Ok(scaled_objects.get_opt("needs-deps").await?)
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    scaled_objects
+        .delete("needs-deps", &DeleteParams::default())
+        .await?;
+    wait_for(
+        "the ScaledObject created again",
+        Duration::from_secs(30),
+        || async {
+            let again = scaled_objects.get_opt("needs-deps").await?;
+            Ok(again.filter(|o| o.metadata.uid != first.metadata.uid))
+        },
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    assert!(
+        std::fs::read_to_string(&operator.log)?.contains("optional CRDs changed"),
+        "{}",
+        operator.log_tail()
+    );
     drop(operator);
+    cluster.kubectl_ok(&["delete", "--ignore-not-found", "-f", keda_crds])?;
     drop(ns);
     Ok(())
+}
+
+/// The directory of the upstream CRDs the control plane scripts fetch (`upstream-crds.sh` prints it; cached).
+fn upstream_crds() -> anyhow::Result<std::path::PathBuf> {
+    let script = acceptance_tests::cluster::repo_root()
+        .join("acceptance-tests/cluster/scripts/upstream-crds.sh");
+    let out = std::process::Command::new("bash").arg(script).output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "upstream-crds.sh: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8(out.stdout)?.trim().into())
 }

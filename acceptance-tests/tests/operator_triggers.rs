@@ -189,6 +189,14 @@ async fn changes_by_others_and_a_service_created_again_under_its_name_each_start
     })
     .await
     .map_err(context)?;
+    // The re-create is told as a Warning Event on the service, not only in the log.
+    let told = wait_for("the Recreated Event", TIMEOUT, || async {
+        let events = events(&client, ns.name(), "svc").await?;
+        Ok(events.into_iter().find(|(reason, _)| reason == "Recreated"))
+    })
+    .await
+    .map_err(context)?;
+    assert!(told.1.contains("Service/svc"), "{}", told.1);
     // The refused repairs are the only errors of this test.
     let refused_repairs = metric(&operator, "model_fleet_reconcile_errors_total")?;
     assert!(refused_repairs >= 1.0);

@@ -91,7 +91,8 @@ vocabulary! {
         Idle,
         /// TrainingRun Ready=False, Suspended=True: `spec.cancel` is true (terminal).
         Cancelled,
-        /// InferenceService Ready=False: the autoscaler scaled the Deployment to 0 replicas.
+        /// InferenceService Ready=False: the Deployment is at 0 replicas, where the autoscaler holds it until a trigger
+        /// is active (scaled down, or created at 0 with `replicas.min: 0`).
         ScaledToZero,
         /// Ready=False: the scheduler cannot place the pods on any node (no node of the capacity class).
         Unschedulable,

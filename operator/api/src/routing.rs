@@ -206,6 +206,21 @@ impl<S: Clone + Eq + Hash> ClaimIndex<S> {
             .collect()
     }
 
+    /// The other services recorded in a bucket with one of `service`'s recorded claims. Read before an update of
+    /// `service` is recorded, these are the services that may have shared a claim the update drops (a holder that
+    /// moves its hostname frees it for them), which [`contenders`] of the new version cannot find.
+    pub fn sharing_recorded(&self, service: &S) -> HashSet<S> {
+        self.by_service
+            .get(service)
+            .into_iter()
+            .flatten()
+            .filter_map(|bucket| self.by_bucket.get(bucket))
+            .flatten()
+            .filter(|other| *other != service)
+            .cloned()
+            .collect()
+    }
+
     /// How many services claim something.
     pub fn len(&self) -> usize {
         self.by_service.len()
@@ -295,7 +310,8 @@ pub fn conflict<'a>(
 
 /// The services in `others` that share one of `changed`'s claims: after `changed` is created, updated or deleted,
 /// these are reconciled again (they may have lost, or regained, their route). A service whose claims `changed` has
-/// just dropped is not found here (its new claims no longer overlap): a service in conflict is retried on its own.
+/// just dropped is not found here (its new claims no longer overlap): [`ClaimIndex::sharing_recorded`] finds those
+/// before the change is recorded.
 pub fn contenders<'a>(
     changed: &InferenceService,
     others: impl IntoIterator<Item = &'a InferenceService>,

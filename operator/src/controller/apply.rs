@@ -117,6 +117,9 @@ pub enum ApplyOutcome {
     Unchanged,
     /// A server-side apply was sent (create or update).
     Applied,
+    /// The apply could not mend the child another manager changed: it was deleted and created again
+    /// ([`recreate`]; a Service only). The caller posts [`recreate::announce`].
+    Recreated,
 }
 
 /// What a reconcile knows of a child before applying it ([`read`]).
@@ -236,13 +239,14 @@ pub async fn apply(
     if !needs_apply(&desired, live_json.as_ref()) {
         return Ok((ApplyOutcome::Unchanged, live));
     }
-    let applied = match send(client, caches, child, &desired).await {
+    match send(client, caches, child, &desired).await {
         Err(error) if recreate::may_mend(child, &error) => {
-            recreate::recreate(client, caches, (child, &live), &desired, error).await?
+            let created =
+                recreate::recreate(client, caches, (child, &live), &desired, error).await?;
+            Ok((ApplyOutcome::Recreated, created))
         }
-        sent => sent?,
-    };
-    Ok((ApplyOutcome::Applied, applied))
+        sent => Ok((ApplyOutcome::Applied, sent?)),
+    }
 }
 
 /// The server-side apply of `desired` (the body of `child`), recorded in `caches`.

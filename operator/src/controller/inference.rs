@@ -14,20 +14,16 @@
 //! - an object that does not deserialize is reported with a Warning Event and never breaks the watch.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{StreamExt, TryStreamExt as _};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use k8s_openapi::jiff::Timestamp;
 use kube::Resource;
 use kube::api::{Api, DynamicObject};
-use kube::core::{ApiResource, DeserializeGuard};
-use kube::runtime::PredicateConfig;
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::core::ApiResource;
+use kube::runtime::controller::Action;
 use model_fleet_api::conditions::{self, ConditionType};
 use model_fleet_api::names::label_value;
 use model_fleet_api::render::{
@@ -46,6 +42,7 @@ use super::discovery::{
 };
 use super::error::{Error, Result};
 use super::events;
+use super::recreate;
 
 mod announce;
 mod idle;
@@ -54,14 +51,13 @@ mod replicas;
 pub(crate) mod routes;
 mod trigger;
 pub mod wake;
+mod watches;
 
 use self::observe::observe_children;
 use self::replicas::{deployment_with_replicas, parse};
 use super::failpoint::{self, Failpoint};
-use super::reconcile::{Owner, Reconcile, error_policy, reconcile, report_stream_item};
-use super::runtime::{
-    ControllerSpec, StopSignal, mark_synced_when_ready, primary_watch, watch_config,
-};
+use super::reconcile::{Owner, Reconcile};
+use super::runtime::ControllerSpec;
 use super::status::write_draft;
 
 /// Kind label of this controller's metrics and logs.
@@ -75,88 +71,7 @@ pub const PROGRESS_REQUEUE: Duration = Duration::from_secs(10);
 pub fn controller() -> ControllerSpec {
     ControllerSpec {
         kind: KIND,
-        run: Box::new(|ctx, stop| Box::pin(run(ctx, stop))),
-    }
-}
-
-/// Watches InferenceServices (through `DeserializeGuard`) and their children until `stop` fires. Children of kinds
-/// whose CRDs are absent at start are not watched (their absence is reported per object).
-pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
-    let deps = match ctx.dependencies.get().await {
-        Ok(deps) => deps,
-        Err(error) => {
-            tracing::warn!(%error, "discovery failed: not watching ScaledObjects, HTTPRoutes and InterceptorRoutes");
-            Dependencies::NONE
-        }
-    };
-    // The controller's own cache of InferenceServices ([`primary_watch`]) is filled from every change, without
-    // managedFields (nothing reads them, and as JSON trees they were half of the cache's memory); only changes of a
-    // reconcile's inputs ([`trigger::inputs`]) start one.
-    // Every delivered version also retires the own status write it catches up with (`StatusWrites::seen`).
-    // The same events keep the route-claim index and, with the Gateway API installed, name the services sharing a
-    // claim with the one that changed: a change to one (deletion included) reconciles those (hostname conflicts),
-    // from this one watch instead of a second watch and list of every InferenceService.
-    let (services, changes) = primary_watch(
-        ctx.watched_api::<DeserializeGuard<InferenceService>>(),
-        watch_config().any_semantic(),
-    );
-    let seen = ctx.clone();
-    let claims = ctx.clone();
-    let (contenders, contended) = futures::channel::mpsc::unbounded();
-    let contenders = deps.gateway_api.then_some(contenders);
-    let config = ctx.config.render.clone();
-    let changes = changes
-        .inspect_ok(move |event| {
-            claims.route_claims.observe(event);
-            if let (Some(contenders), Some(changed)) = (&contenders, touched(event)) {
-                for service in claims.route_claims.contenders(changed, &config) {
-                    // The receiver is gone only when the controller stopped.
-                    let _ = contenders.unbounded_send(service);
-                }
-            }
-        })
-        .applied_objects()
-        .inspect_ok(move |changed| {
-            if let Ok(isvc) = &changed.0 {
-                seen.status_writes.seen(isvc);
-            }
-        })
-        .predicate_filter(trigger::inputs, PredicateConfig::default());
-    let mut controller =
-        Controller::for_stream(changes, services).with_config(ctx.controller_config());
-    for resource in child_kinds(deps) {
-        let children = ctx.watch_children(&resource, LABEL_INFERENCE);
-        controller = controller.owns_stream_with(children, resource);
-    }
-    if deps.gateway_api {
-        if deps.http_add_on {
-            ctx.wake_grants.attach(controller.store());
-            tokio::spawn(wake::sweep_until_stopped(ctx.clone(), stop.clone()));
-        }
-        ctx.route_claims
-            .attach(controller.store(), &ctx.config.render);
-        controller = controller.reconcile_on(contended);
-    }
-    mark_synced_when_ready(&ctx, controller.store(), KIND);
-    controller
-        .graceful_shutdown_on(stop.stopped())
-        .run(
-            reconcile::<InferenceService>,
-            error_policy::<InferenceService>,
-            ctx,
-        )
-        .for_each(|item| report_stream_item(KIND, item))
-        .await;
-}
-
-/// The object of a watch event that created, changed or deleted one (kube's `touched_objects`): `None` for the
-/// markers of a (re)list.
-fn touched<K>(event: &watcher::Event<K>) -> Option<&K> {
-    match event {
-        watcher::Event::Apply(object)
-        | watcher::Event::InitApply(object)
-        | watcher::Event::Delete(object) => Some(object),
-        watcher::Event::Init | watcher::Event::InitDone => None,
+        run: Box::new(|ctx, stop| Box::pin(watches::run(ctx, stop))),
     }
 }
 
@@ -268,7 +183,14 @@ async fn apply_children(
     };
 
     let service = Child::typed(&children.service)?;
-    apply_one(ctx, owner, &service, &mut applied).await?;
+    let live = apply::read(&ctx.client, &ctx.children, LABEL_INFERENCE, &service).await?;
+    if apply_child(ctx, owner, &service, live, &mut applied)
+        .await?
+        .0
+        == ApplyOutcome::Recreated
+    {
+        recreate::announce(&ctx.recorder, &isvc.object_ref(&()), &service).await;
+    }
 
     let (deployment, live) = deployment_with_replicas(ctx, isvc, owner, children, facts).await?;
     applied.deployment_created = live.is_absent();
@@ -471,23 +393,5 @@ async fn report_error(ctx: &Context, isvc: &InferenceService, error: &Error) {
     };
     if let Err(write_error) = write(ctx, isvc, &owner, draft, &[]).await {
         tracing::debug!(error = %write_error, "could not record the reconcile error in the status");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn touched_names_created_changed_and_deleted_objects_only() {
-        let object = || "o".to_owned();
-        assert_eq!(touched(&watcher::Event::Apply(object())), Some(&object()));
-        assert_eq!(
-            touched(&watcher::Event::InitApply(object())),
-            Some(&object())
-        );
-        assert_eq!(touched(&watcher::Event::Delete(object())), Some(&object()));
-        assert_eq!(touched::<String>(&watcher::Event::Init), None);
-        assert_eq!(touched::<String>(&watcher::Event::InitDone), None);
     }
 }

@@ -15,13 +15,19 @@
 //! backoff. Deployments, Jobs, HTTPRoutes, ScaledObjects and InterceptorRoutes are never deleted for this: the error
 //! stays on `Ready=False, ReconcileError`.
 
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{DeleteParams, DynamicObject, PostParams, Preconditions, PropagationPolicy};
+use kube::runtime::events::Recorder;
 use kube::{Client, ResourceExt};
 use serde_json::Value;
 
 use super::apply::{CREATE_ONLY_VERSION, Child, FIELD_MANAGER, dynamic_api, send};
 use super::children::ChildCaches;
 use super::error::{Cause, Error, Result};
+use super::events;
+
+/// The reason of the Warning Event [`announce`] posts.
+pub const RECREATED_EVENT_REASON: &str = "Recreated";
 
 /// The kinds a refused apply deletes and creates again.
 pub const RECREATED_KINDS: &[&str] = &["Service"];
@@ -91,4 +97,22 @@ pub async fn recreate(
     let mut create = desired.clone();
     create["metadata"]["resourceVersion"] = Value::from(CREATE_ONLY_VERSION);
     send(client, caches, child, &create).await
+}
+
+/// Posts a Warning Event `Recreated` about `regarding` (the owner) saying that `child` was deleted and created again
+/// ([`recreate`]), so the disruption (a Service's new cluster IP) is told where `kubectl describe` shows it, not only
+/// in the operator's log. Best effort, as every Event ([`events`]).
+pub async fn announce(recorder: &Recorder, regarding: &ObjectReference, child: &Child) {
+    events::warning(
+        recorder,
+        regarding,
+        RECREATED_EVENT_REASON,
+        "Recreate",
+        format!(
+            "deleted {} and created it again: another manager changed it so that server-side apply could not mend it \
+             (422); a Service gets a new cluster IP",
+            child.display()
+        ),
+    )
+    .await;
 }

@@ -35,6 +35,11 @@ impl StopSignal {
         (tx, StopSignal(rx))
     }
 
+    /// Whether the stop was requested (or its sender is gone).
+    pub fn is_stopped(&self) -> bool {
+        *self.0.borrow() || self.0.has_changed().is_err()
+    }
+
     /// Completes once the stop is requested (or its sender is gone).
     pub fn stopped(self) -> impl Future<Output = ()> + Send + Sync + 'static {
         let mut rx = self.0;
@@ -298,10 +303,13 @@ mod tests {
     async fn stop_signal_fires_on_send_and_on_drop() {
         let (tx, signal) = StopSignal::new();
         let waiting = tokio::spawn(signal.clone().stopped());
+        assert!(!signal.is_stopped());
         tx.send(true).unwrap();
         waiting.await.unwrap();
+        assert!(signal.is_stopped());
         let (tx, signal) = StopSignal::new();
         drop(tx);
+        assert!(signal.is_stopped());
         tokio::time::timeout(Duration::from_secs(1), signal.stopped())
             .await
             .unwrap();

@@ -44,6 +44,7 @@ use super::context::Context;
 use super::error::{Error, Result};
 use super::events;
 use super::reconcile::{Owner, Reconcile, error_policy, reconcile, report_stream_item};
+use super::recreate;
 use super::runtime::{
     ControllerSpec, StopSignal, mark_synced_when_ready, primary_watch, watch_config,
 };
@@ -165,10 +166,7 @@ async fn pipeline(run: &TrainingRun, ctx: &Context) -> Result<Action> {
     };
     let refusal = children.as_ref().err();
     let mut draft = status::desired(run, &facts, refusal, job.as_ref(), scan.findings());
-    schedule.annotate(own_intent, &mut draft.conditions);
-    draft.status.next_transition = schedule
-        .next_transition(own_intent)
-        .filter(|_| !facts.cancelled);
+    status::with_schedule(&mut draft, &schedule, own_intent, facts.cancelled);
     let awaiting = draft.status.phase == Some(TrainingPhase::Pending)
         || job
             .as_ref()
@@ -228,7 +226,10 @@ async fn sync_service(ctx: &Context, run: &TrainingRun, children: &TrainingChild
     let child = Child::typed(service)?;
     let live = apply::read(&ctx.client, &ctx.children, LABEL_TRAINING, &child).await?;
     let created = live.is_absent();
-    apply::apply(&ctx.client, &ctx.children, &child, live).await?;
+    let (outcome, _) = apply::apply(&ctx.client, &ctx.children, &child, live).await?;
+    if outcome == apply::ApplyOutcome::Recreated {
+        recreate::announce(&ctx.recorder, &run.object_ref(&()), &child).await;
+    }
     if created {
         announce(
             ctx,

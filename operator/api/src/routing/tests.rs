@@ -283,7 +283,23 @@ fn the_index_finds_every_service_the_whole_fleet_would() {
         .iter()
         .position(|s| s.metadata.name == moved.metadata.name)
         .unwrap();
+    let before = index.sharing_recorded(&at);
+    assert!(!before.contains(&at), "not itself");
+    assert_eq!(
+        before,
+        index
+            .sharing(&services[at], &config)
+            .into_iter()
+            .filter(|i| *i != at)
+            .collect(),
+        "the services it shared a bucket with before the move"
+    );
+    assert!(!before.is_empty());
     index.upsert(at, &moved, &config);
+    assert!(
+        index.sharing_recorded(&at).is_empty(),
+        "alone on moved.test"
+    );
     assert!(!index.sharing(&services[at], &config).contains(&at));
     assert_eq!(index.sharing(&moved, &config), [at].into());
     index.remove(&at);

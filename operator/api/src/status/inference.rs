@@ -223,7 +223,9 @@ pub fn ready(intent: Intent, observed: &Observed<'_>) -> DesiredCondition {
     if desired == 0 && observed.may_scale_to_zero {
         return not_ready(
             Reason::ScaledToZero,
-            "the autoscaler scaled the Deployment to 0 replicas".into(),
+            "the Deployment is at 0 replicas: replicas.min is 0 and the autoscaler holds it there until a trigger is \
+             active"
+                .into(),
         );
     }
     if desired == 0 {

@@ -18,6 +18,23 @@ pub struct JsonCondition {
     pub observed_generation: Option<i64>,
 }
 
+impl JsonCondition {
+    /// The condition in its writer's words for a message: `REASON: MESSAGE`, `fallback` when the reason is empty, and
+    /// the reason alone when the message is (KEDA leaves both empty on some conditions).
+    pub fn words(&self, fallback: &str) -> String {
+        let reason = if self.reason.is_empty() {
+            fallback
+        } else {
+            &self.reason
+        };
+        if self.message.is_empty() {
+            reason.to_owned()
+        } else {
+            format!("{reason}: {}", self.message)
+        }
+    }
+}
+
 /// The `conditions` list of a status object (empty when absent).
 pub fn conditions_of(status: &Value) -> Vec<JsonCondition> {
     let text = |c: &Value, key: &str| {

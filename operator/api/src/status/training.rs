@@ -19,7 +19,8 @@ use awaiting::{kept_refusal, pending_ready, pods_refused};
 use super::Draft;
 use crate::conditions::{self, ConditionStatus, ConditionType, DesiredCondition, Reason};
 use crate::render::{RenderError, TrainingFacts};
-use crate::{TrainingPhase, TrainingRun, TrainingRunStatus};
+use crate::schedule::ScheduleState;
+use crate::{Intent, TrainingPhase, TrainingRun, TrainingRunStatus};
 
 /// Reason of a run whose Job disappeared before the run was seen to finish (deleted by hand or by a TTL of 0).
 pub const JOB_DELETED: &str = "JobDeleted";
@@ -245,6 +246,60 @@ pub fn desired(
     }
 }
 
+/// `Suspended`: False for a finished run (nothing suspends it any more), else `Cancelled`, `Suspended` (the effective
+/// intent) or False with the intent.
+fn suspended(run: &TrainingRun, facts: &TrainingFacts, phase: TrainingPhase) -> DesiredCondition {
+    if matches!(phase, TrainingPhase::Succeeded | TrainingPhase::Failed) {
+        DesiredCondition::new(
+            ConditionType::Suspended,
+            false,
+            Reason::AsExpected,
+            format!(
+                "phase {phase:?}: the run finished, so intent, cancel and expiresAt no longer act on it"
+            ),
+        )
+    } else if facts.cancelled {
+        DesiredCondition::new(
+            ConditionType::Suspended,
+            true,
+            Reason::Cancelled,
+            "spec.cancel is true",
+        )
+    } else if facts.suspend {
+        DesiredCondition::new(
+            ConditionType::Suspended,
+            true,
+            Reason::Suspended,
+            "intent is suspended",
+        )
+    } else {
+        DesiredCondition::new(
+            ConditionType::Suspended,
+            false,
+            Reason::AsExpected,
+            format!("intent is {}", run.spec.intent.unwrap_or_default().as_str()),
+        )
+    }
+}
+
+/// The schedule's part of a run's status: once `spec.schedule.expiresAt` has passed, `Suspended` says `Expired`
+/// ([`ScheduleState::annotate`]), and before it `status.nextTransition` announces it; neither for a finished run
+/// (nothing suspends it any more), and no announcement for a cancelled one. `intent` is the spec's own.
+pub fn with_schedule(
+    draft: &mut Draft<TrainingRunStatus>,
+    schedule: &ScheduleState,
+    intent: Option<Intent>,
+    cancelled: bool,
+) {
+    let finished = is_finished(draft.status.phase);
+    if !finished {
+        schedule.annotate(intent, &mut draft.conditions);
+    }
+    draft.status.next_transition = schedule
+        .next_transition(intent)
+        .filter(|_| !cancelled && !finished);
+}
+
 /// The status fields other than conditions.
 fn facts_status(
     run: &TrainingRun,
@@ -318,28 +373,7 @@ impl RunConditions {
                 format!("the Job failed: {job_reason}"),
             ),
         };
-        let suspended = if facts.cancelled {
-            DesiredCondition::new(
-                ConditionType::Suspended,
-                true,
-                Reason::Cancelled,
-                "spec.cancel is true",
-            )
-        } else if facts.suspend {
-            DesiredCondition::new(
-                ConditionType::Suspended,
-                true,
-                Reason::Suspended,
-                "intent is suspended",
-            )
-        } else {
-            DesiredCondition::new(
-                ConditionType::Suspended,
-                false,
-                Reason::AsExpected,
-                format!("intent is {}", run.spec.intent.unwrap_or_default().as_str()),
-            )
-        };
+        let suspended = suspended(run, facts, phase);
         let degraded = if phase == TrainingPhase::Failed {
             DesiredCondition::new(
                 ConditionType::Degraded,

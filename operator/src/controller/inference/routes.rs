@@ -94,16 +94,29 @@ impl RouteClaims {
     }
 
     /// Keeps the claim index from one event of the watch that fills the attached cache (called right after the
-    /// cache took the event). Nothing before [`RouteClaims::attach`].
-    pub fn observe(&self, event: &watcher::Event<DeserializeGuard<InferenceService>>) {
-        if let Some(index) = self
-            .index
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-        {
-            index.observe(event);
-        }
+    /// cache took the event). Returns the services that shared a bucket with the changed service's claims before
+    /// the event ([`ClaimIndex::sharing_recorded`]): a change may free a claim they wait for. Nothing before
+    /// [`RouteClaims::attach`], and no services before the index has the watch's first complete list.
+    pub fn observe(
+        &self,
+        event: &watcher::Event<DeserializeGuard<InferenceService>>,
+    ) -> Vec<ServiceRef> {
+        let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
+        let Some(index) = index.as_mut() else {
+            return Vec::new();
+        };
+        let before = match (event, index.get()) {
+            (watcher::Event::Apply(changed) | watcher::Event::Delete(changed), Some(claims)) => {
+                claims
+                    .index
+                    .sharing_recorded(&ObjectRef::from_obj(changed))
+                    .into_iter()
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        index.observe(event);
+        before
     }
 
     /// The claim of `isvc` that an older InferenceService holds, if any. Waits for the cache's first complete list,

@@ -65,7 +65,9 @@ impl WakeGrants {
         }
         let child = Child::typed(grant)?;
         let _order = self.order.lock().await;
-        let live = apply::get_live(&ctx.client, &child).await?;
+        let live = apply::get_live(&ctx.client, &child)
+            .await
+            .map_err(|e| in_add_on_namespace(e, ctx))?;
         if let Some(live) = &live
             && live.labels().get(MANAGED_BY_LABEL).map(String::as_str) != Some(MANAGED_BY)
         {
@@ -74,7 +76,9 @@ impl WakeGrants {
                 owners: format!("not managed by {MANAGED_BY} (label {MANAGED_BY_LABEL})"),
             }));
         }
-        apply::apply(&ctx.client, &ctx.children, &child, Live::Read(live)).await?;
+        apply::apply(&ctx.client, &ctx.children, &child, Live::Read(live))
+            .await
+            .map_err(|e| in_add_on_namespace(e, ctx))?;
         self.verified().insert(namespace, Instant::now());
         Ok(())
     }
@@ -169,6 +173,26 @@ pub async fn sweep_until_stopped(ctx: Arc<Context>, stop: StopSignal) {
 }
 
 /// The namespace a grant admits (its [`LABEL_ROUTE_NAMESPACE`] label).
+/// A failed read or write of a grant names the flag that chose its namespace (a hunt's finding: "namespaces \"keda\"
+/// not found" alone did not say where the name came from).
+fn in_add_on_namespace(error: Error, ctx: &Context) -> Error {
+    let namespace = &ctx.config.render.http_add_on.namespace;
+    let whence = format!(
+        " in namespace {namespace} (the KEDA HTTP add-on's: --http-add-on-namespace, chart value httpAddOn.namespace)"
+    );
+    match error {
+        Error::Fetch { what, source } => Error::Fetch {
+            what: what + &whence,
+            source,
+        },
+        Error::Apply { child, source } => Error::Apply {
+            child: child + &whence,
+            source,
+        },
+        other => other,
+    }
+}
+
 fn routes_namespace(grant: &ReferenceGrant) -> String {
     grant
         .labels()

@@ -112,23 +112,18 @@ pub fn scaling_ready(scaling: &ScalingState<'_>) -> DesiredCondition {
                     false,
                     Reason::AutoscalerPaused,
                     format!(
-                        "KEDA reports the ScaledObject paused although intent is not suspended ({}: {}): remove the \
+                        "KEDA reports the ScaledObject paused although intent is not suspended ({}): remove the \
                          autoscaling.keda.sh/paused-replicas or paused annotation someone left on it",
-                        c.reason, c.message
+                        c.words("Paused")
                     ),
                 );
             }
             let keda = keda_condition("Ready");
             if let Some(c) = keda.as_ref().filter(|c| c.status == "False") {
-                let keda_reason = if c.reason.is_empty() {
-                    "NotReady"
-                } else {
-                    &c.reason
-                };
                 return condition(
                     false,
                     Reason::ScaledObjectNotReady,
-                    format!("KEDA: {keda_reason}: {}", c.message),
+                    format!("KEDA: {}", c.words("NotReady")),
                 );
             }
             if let Some(warning) = unreachable_from_zero {

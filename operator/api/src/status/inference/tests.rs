@@ -531,6 +531,14 @@ fn a_keda_pause_the_intent_did_not_ask_for_is_degraded() {
     );
     assert_eq!(degraded(&[c]).status, ConditionStatus::True);
     assert_eq!(scaling_ready(&scaling(true)).status, ConditionStatus::True);
+    // A hunt's finding: KEDA's pause condition with an empty message printed "(ScaledObjectPaused: )".
+    let bare = json!({"conditions": [{"type": "Paused", "status": "True", "reason": "ScaledObjectPaused"}]});
+    let c = scaling_ready(&ScalingState::Applied {
+        status: Some(&bare),
+        unreachable_from_zero: None,
+        paused_by_intent: false,
+    });
+    assert!(c.message.contains("(ScaledObjectPaused)"), "{}", c.message);
 }
 
 // Issue 24 case 2: ScaledToZero is never reported while the autoscaler may not hold 0 (intent active, min >= 1).

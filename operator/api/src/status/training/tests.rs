@@ -1,6 +1,8 @@
 use super::*;
+use crate::schedule::Scheduled;
 use k8s_openapi::api::batch::v1::{JobSpec, JobStatus};
 use k8s_openapi::jiff::Timestamp;
+use std::str::FromStr;
 
 fn at(seconds: i64) -> Time {
     Time(Timestamp::from_second(seconds).unwrap())
@@ -612,4 +614,87 @@ fn a_dataset_refusal_gives_way_once_the_job_is_created() {
         .find(|c| c.type_ == ConditionType::DatasetsReady)
         .unwrap();
     assert_eq!(datasets.status, ConditionStatus::True);
+}
+
+/// A hunt's finding: `cancel: true` set on a run that already succeeded said `Suspended=True, Cancelled` beside
+/// `phase: Succeeded`. A finished run is not suspended by anything: `Suspended` says it finished.
+#[test]
+fn a_finished_run_is_not_suspended_by_a_late_cancel() {
+    let mut run = training_run();
+    run.spec.cancel = Some(true);
+    let done = job(
+        false,
+        JobStatus {
+            succeeded: Some(2),
+            conditions: Some(vec![condition("Complete", "True", "CompletionsReached", 7)]),
+            ..Default::default()
+        },
+    );
+    let (suspended, reason, message) = said(
+        &run,
+        &done,
+        PodFindings::default(),
+        ConditionType::Suspended,
+    );
+    assert!(!suspended, "{message}");
+    assert_eq!(reason, Reason::AsExpected);
+    assert!(message.contains("finished"), "{message}");
+    // An unfinished run is cancelled as before.
+    let running = job(true, counts(1, 1, 0));
+    let (suspended, reason, _) = said(
+        &run,
+        &running,
+        PodFindings::default(),
+        ConditionType::Suspended,
+    );
+    assert!(suspended);
+    assert_eq!(reason, Reason::Cancelled);
+}
+
+/// Nor does an expiry suspend a finished run, or announce itself on one; an unfinished run is suspended by it.
+#[test]
+fn a_finished_run_ignores_its_expiry() {
+    let mut run = training_run();
+    run.spec.schedule =
+        serde_json::from_value(serde_json::json!({"expiresAt": "2026-12-03T00:00:00Z"})).unwrap();
+    let facts = crate::render::render_training(&run, &[], &Default::default()).facts;
+    let suspended_reason = |job: &Job, now: i64| {
+        let mut draft = desired(&run, &facts, None, Some(job), PodFindings::default());
+        let schedule = ScheduleState::of(run.expires_at(), Timestamp::from_second(now).unwrap());
+        with_schedule(&mut draft, &schedule, None, false);
+        let suspended = draft
+            .conditions
+            .iter()
+            .find(|c| c.type_ == ConditionType::Suspended)
+            .unwrap();
+        (suspended.reason, draft.status.next_transition.is_some())
+    };
+    let expiry = Timestamp::from_str("2026-12-03T00:00:00Z")
+        .unwrap()
+        .as_second();
+    let done = job(
+        false,
+        JobStatus {
+            succeeded: Some(2),
+            conditions: Some(vec![condition("Complete", "True", "CompletionsReached", 7)]),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        suspended_reason(&done, expiry + 60),
+        (Reason::AsExpected, false)
+    );
+    assert_eq!(
+        suspended_reason(&done, expiry - 60),
+        (Reason::AsExpected, false)
+    );
+    let running = job(false, counts(1, 1, 0));
+    assert_eq!(
+        suspended_reason(&running, expiry + 60),
+        (Reason::Expired, false)
+    );
+    assert_eq!(
+        suspended_reason(&running, expiry - 60),
+        (Reason::AsExpected, true)
+    );
 }

@@ -1,0 +1,170 @@
+//! How the InferenceService controller is built and run: one watch of the services feeds the controller's cache, the
+//! route-claim index and the contenders of hostname conflicts; the children of every kind discovery finds served are
+//! watched as owned. Discovery is asked again every [`DEPENDENCY_TTL`]: when its answer changes (KEDA, the Gateway API
+//! or the KEDA HTTP add-on installed or removed after the operator started, or a discovery that failed at start now
+//! answering), the controller is stopped and built again with the watches of the new answer, which also reconciles
+//! every service once. Before, children of kinds installed later were created, but their changes (a deleted
+//! ScaledObject, KEDA's status) were seen only at the next resync.
+
+use std::sync::Arc;
+
+use futures::{StreamExt, TryStreamExt as _};
+use kube::core::DeserializeGuard;
+use kube::runtime::PredicateConfig;
+use kube::runtime::controller::Controller;
+use kube::runtime::{WatchStreamExt as _, watcher};
+use model_fleet_api::InferenceService;
+use model_fleet_api::render::LABEL_INFERENCE;
+
+use super::{KIND, child_kinds, trigger, wake};
+use crate::controller::context::Context;
+use crate::controller::discovery::{DEPENDENCY_TTL, Dependencies};
+use crate::controller::reconcile::{error_policy, reconcile, report_stream_item};
+use crate::controller::runtime::{StopSignal, mark_synced_when_ready, primary_watch, watch_config};
+
+/// Runs the controller until `stop` fires, built again with the watches of discovery's new answer each time it
+/// changes ([`restart_on_change`]).
+pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
+    let mut first = true;
+    loop {
+        let deps = match ctx.dependencies.get().await {
+            Ok(deps) => deps,
+            Err(error) => {
+                tracing::warn!(%error, "discovery failed: not watching ScaledObjects, HTTPRoutes and InterceptorRoutes");
+                Dependencies::NONE
+            }
+        };
+        let (restart, this_build) = StopSignal::new();
+        let watching = tokio::spawn(restart_on_change(ctx.clone(), deps, stop.clone(), restart));
+        run_built(&ctx, deps, this_build, first).await;
+        watching.abort();
+        if stop.is_stopped() {
+            return;
+        }
+        first = false;
+        tracing::info!(
+            kind = KIND,
+            "optional CRDs changed: starting the controller again with the watches they need"
+        );
+    }
+}
+
+/// Fires `restart` once `stop` fires, or once discovery's answer (asked every [`DEPENDENCY_TTL`]) differs from
+/// `deps`, the answer the running controller was built with; a failed discovery changes nothing.
+async fn restart_on_change(
+    ctx: Arc<Context>,
+    deps: Dependencies,
+    stop: StopSignal,
+    restart: tokio::sync::watch::Sender<bool>,
+) {
+    let changed = async {
+        loop {
+            tokio::time::sleep(DEPENDENCY_TTL).await;
+            if ctx.dependencies.get().await.is_ok_and(|now| now != deps) {
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        () = stop.stopped() => {}
+        () = changed => {}
+    }
+    let _ = restart.send(true);
+}
+
+/// Watches InferenceServices (through `DeserializeGuard`) and the children of the kinds `deps` says are served until
+/// `stop` fires; marks the controller synced (readiness) on the `first` build of this leadership only.
+async fn run_built(ctx: &Arc<Context>, deps: Dependencies, stop: StopSignal, first: bool) {
+    // The controller's own cache of InferenceServices ([`primary_watch`]) is filled from every change, without
+    // managedFields (nothing reads them, and as JSON trees they were half of the cache's memory); only changes of a
+    // reconcile's inputs ([`trigger::inputs`]) start one.
+    // Every delivered version also retires the own status write it catches up with (`StatusWrites::seen`).
+    // The same events keep the route-claim index and, with the Gateway API installed, name the services sharing a
+    // claim with the one that changed: a change to one (deletion included) reconciles those (hostname conflicts),
+    // from this one watch instead of a second watch and list of every InferenceService.
+    let (services, changes) = primary_watch(
+        ctx.watched_api::<DeserializeGuard<InferenceService>>(),
+        watch_config().any_semantic(),
+    );
+    let seen = ctx.clone();
+    let claims = ctx.clone();
+    let (contenders, contended) = futures::channel::mpsc::unbounded();
+    let contenders = deps.gateway_api.then_some(contenders);
+    let config = ctx.config.render.clone();
+    let changes = changes
+        .inspect_ok(move |event| {
+            // Those that shared a claim the change drops (a holder moving its hostname), then those sharing one
+            // of its claims now; the controller runs a service queued twice once.
+            let before = claims.route_claims.observe(event);
+            if let (Some(contenders), Some(changed)) = (&contenders, touched(event)) {
+                let now = claims.route_claims.contenders(changed, &config);
+                for service in before.into_iter().chain(now) {
+                    // The receiver is gone only when the controller stopped.
+                    let _ = contenders.unbounded_send(service);
+                }
+            }
+        })
+        .applied_objects()
+        .inspect_ok(move |changed| {
+            if let Ok(isvc) = &changed.0 {
+                seen.status_writes.seen(isvc);
+            }
+        })
+        .predicate_filter(trigger::inputs, PredicateConfig::default());
+    let mut controller =
+        Controller::for_stream(changes, services).with_config(ctx.controller_config());
+    for resource in child_kinds(deps) {
+        let children = ctx.watch_children(&resource, LABEL_INFERENCE);
+        controller = controller.owns_stream_with(children, resource);
+    }
+    if deps.gateway_api {
+        if deps.http_add_on {
+            ctx.wake_grants.attach(controller.store());
+            tokio::spawn(wake::sweep_until_stopped(ctx.clone(), stop.clone()));
+        }
+        ctx.route_claims
+            .attach(controller.store(), &ctx.config.render);
+        controller = controller.reconcile_on(contended);
+    }
+    if first {
+        mark_synced_when_ready(ctx, controller.store(), KIND);
+    }
+    controller
+        .graceful_shutdown_on(stop.stopped())
+        .run(
+            reconcile::<InferenceService>,
+            error_policy::<InferenceService>,
+            ctx.clone(),
+        )
+        .for_each(|item| report_stream_item(KIND, item))
+        .await;
+}
+
+/// The object of a watch event that created, changed or deleted one (kube's `touched_objects`): `None` for the
+/// markers of a (re)list.
+fn touched<K>(event: &watcher::Event<K>) -> Option<&K> {
+    match event {
+        watcher::Event::Apply(object)
+        | watcher::Event::InitApply(object)
+        | watcher::Event::Delete(object) => Some(object),
+        watcher::Event::Init | watcher::Event::InitDone => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn touched_names_created_changed_and_deleted_objects_only() {
+        let object = || "o".to_owned();
+        assert_eq!(touched(&watcher::Event::Apply(object())), Some(&object()));
+        assert_eq!(
+            touched(&watcher::Event::InitApply(object())),
+            Some(&object())
+        );
+        assert_eq!(touched(&watcher::Event::Delete(object())), Some(&object()));
+        assert_eq!(touched::<String>(&watcher::Event::Init), None);
+        assert_eq!(touched::<String>(&watcher::Event::InitDone), None);
+    }
+}
