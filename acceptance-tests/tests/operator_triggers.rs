@@ -197,6 +197,31 @@ async fn changes_by_others_and_a_service_created_again_under_its_name_each_start
     .await
     .map_err(context)?;
     assert!(told.1.contains("Service/svc"), "{}", told.1);
+    // Another manager that puts its change back (a GitOps fight) gets the error, not a new Service at every
+    // reconcile: a child is re-created at most once per 10 minutes.
+    let recreated = services.get("svc").await?;
+    services
+        .patch(
+            "svc",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"ports": tampered}})),
+        )
+        .await?;
+    let message = wait_for("the second repair refused", TIMEOUT, || async {
+        let isvc = isvcs.get("svc").await?;
+        let message = acceptance_tests::inference::condition_message(&isvc, "Ready");
+        Ok(message
+            .contains("another manager keeps changing it")
+            .then_some(message))
+    })
+    .await
+    .map_err(context)?;
+    assert!(message.contains("Service/svc"), "{message}");
+    assert_eq!(
+        services.get("svc").await?.metadata.uid,
+        recreated.metadata.uid,
+        "not re-created twice"
+    );
     // The refused repairs are the only errors of this test.
     let refused_repairs = metric(&operator, "model_fleet_reconcile_errors_total")?;
     assert!(refused_repairs >= 1.0);

@@ -113,6 +113,8 @@ impl Indexer<ChildMeta> for ByOwner {
 pub struct ChildCaches {
     caches: RwLock<HashMap<CacheKey, Cache>>,
     own_writes: Arc<OwnWrites>,
+    /// The children [`recreate`](super::recreate) deleted and created again lately.
+    pub recreated: super::recreate::RecentRecreates,
 }
 
 /// The `resourceVersion` each of the operator's latest child writes returned, by `(kind, namespace, name)`, until

@@ -12,8 +12,13 @@
 //! is then deleted, with the UID the reconcile read as precondition, and created again with a create-only apply: it
 //! gets a new cluster IP (its DNS name is unchanged). A Service with someone's finalizer stays terminating until that
 //! is removed: the create is refused as existing meanwhile, reported as `Ready=False, ReconcileError` and retried with
-//! backoff. Deployments, Jobs, HTTPRoutes, ScaledObjects and InterceptorRoutes are never deleted for this: the error
+//! backoff. A child is re-created at most once per [`RECREATE_COOLDOWN`]: a manager that keeps putting its change
+//! back gets the error reported instead of a new Service at every reconcile. Deployments, Jobs, HTTPRoutes, ScaledObjects and InterceptorRoutes are never deleted for this: the error
 //! stays on `Ready=False, ReconcileError`.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{DeleteParams, DynamicObject, PostParams, Preconditions, PropagationPolicy};
@@ -28,6 +33,41 @@ use super::events;
 
 /// The reason of the Warning Event [`announce`] posts.
 pub const RECREATED_EVENT_REASON: &str = "Recreated";
+
+/// How long after re-creating a child the operator will not re-create it again (seconds: 600). A manager that keeps
+/// putting its change back (a GitOps tool re-applying a bad port) would otherwise cost a delete and a create, and a
+/// new cluster IP, at every reconcile; within this time the apply's error is reported instead, naming the fight.
+pub const RECREATE_COOLDOWN: Duration = Duration::from_secs(600);
+
+/// When each child was last re-created, by `(kind, namespace, name)`; entries older than [`RECREATE_COOLDOWN`] are
+/// forgotten at the next record. Process memory: a restarted operator may re-create once more.
+#[derive(Debug, Default)]
+pub struct RecentRecreates(Mutex<HashMap<(String, String, String), Instant>>);
+
+impl RecentRecreates {
+    /// How long before `now` `child` was re-created, when that is within [`RECREATE_COOLDOWN`].
+    pub fn within_cooldown(&self, child: &Child, now: Instant) -> Option<Duration> {
+        let recent = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let at = recent.get(&key(child))?;
+        let ago = now.saturating_duration_since(*at);
+        (ago < RECREATE_COOLDOWN).then_some(ago)
+    }
+
+    /// Records that `child` was re-created at `now`, forgetting the re-creations older than the cooldown.
+    pub fn record(&self, child: &Child, now: Instant) {
+        let mut recent = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        recent.retain(|_, at| now.saturating_duration_since(*at) < RECREATE_COOLDOWN);
+        recent.insert(key(child), now);
+    }
+}
+
+fn key(child: &Child) -> (String, String, String) {
+    (
+        child.resource.kind.clone(),
+        child.namespace.clone(),
+        child.name.clone(),
+    )
+}
 
 /// The kinds a refused apply deletes and creates again.
 pub const RECREATED_KINDS: &[&str] = &["Service"];
@@ -76,6 +116,9 @@ pub async fn recreate(
         Err(kube::Error::Api(_)) | Ok(_) => return Err(refused),
         Err(other) => return Err(apply_error(other)),
     }
+    if let Some(ago) = caches.recreated.within_cooldown(child, Instant::now()) {
+        return Err(fighting(refused, ago));
+    }
     tracing::warn!(
         child = %child.display(),
         namespace = %child.namespace,
@@ -94,9 +137,25 @@ pub async fn recreate(
         Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
         Err(source) => return Err(apply_error(source)),
     }
+    caches.recreated.record(child, Instant::now());
     let mut create = desired.clone();
     create["metadata"]["resourceVersion"] = Value::from(CREATE_ONLY_VERSION);
     send(client, caches, child, &create).await
+}
+
+/// The apply's error, naming the re-creation `ago` and what to do: another manager keeps making the child invalid.
+fn fighting(refused: Error, ago: Duration) -> Error {
+    match refused {
+        Error::Apply { child, source } => Error::Apply {
+            child: format!(
+                "{child} (re-created {} s ago already: another manager keeps changing it; stop that manager, or \
+                 delete the child and the operator creates it again)",
+                ago.as_secs()
+            ),
+            source,
+        },
+        other => other,
+    }
 }
 
 /// Posts a Warning Event `Recreated` about `regarding` (the owner) saying that `child` was deleted and created again
@@ -115,4 +174,57 @@ pub async fn announce(recorder: &Recorder, regarding: &ObjectReference, child: &
         ),
     )
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::Service;
+
+    use super::*;
+
+    fn service(name: &str) -> Child {
+        let mut service = Service::default();
+        service.metadata.name = Some(name.into());
+        service.metadata.namespace = Some("ml".into());
+        Child::typed(&service).unwrap()
+    }
+
+    #[test]
+    fn a_child_is_recreated_at_most_once_per_cooldown() {
+        let recent = RecentRecreates::default();
+        let (a, b) = (service("a"), service("b"));
+        let start = Instant::now();
+        assert_eq!(recent.within_cooldown(&a, start), None);
+        recent.record(&a, start);
+        let later = start + Duration::from_secs(30);
+        assert_eq!(
+            recent.within_cooldown(&a, later),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(recent.within_cooldown(&b, later), None, "per child");
+        let after = start + RECREATE_COOLDOWN;
+        assert_eq!(recent.within_cooldown(&a, after), None);
+        recent.record(&b, after);
+        assert_eq!(
+            recent.0.lock().unwrap().len(),
+            1,
+            "the old entry is forgotten"
+        );
+    }
+
+    #[test]
+    fn the_refusal_names_the_fight_and_the_fix() {
+        let refused = Error::apply(
+            "Service/a",
+            kube::Error::Api(Box::new(
+                kube::core::Status::failure("duplicate", "Invalid").with_code(422),
+            )),
+        );
+        let message = fighting(refused, Duration::from_secs(42)).to_string();
+        assert!(
+            message.contains("re-created 42 s ago")
+                && message.contains("another manager keeps changing it"),
+            "{message}"
+        );
+    }
 }
