@@ -246,8 +246,8 @@ pub fn desired(
     }
 }
 
-/// `Suspended`: False for a finished run (nothing suspends it any more), else `Cancelled`, `Suspended` (the effective
-/// intent) or False with the intent.
+/// `Suspended`: False for a finished run (nothing suspends it any more), else `Cancelled`, else what the (effective)
+/// intent says ([`super::inference::suspended`]).
 fn suspended(run: &TrainingRun, facts: &TrainingFacts, phase: TrainingPhase) -> DesiredCondition {
     if matches!(phase, TrainingPhase::Succeeded | TrainingPhase::Failed) {
         DesiredCondition::new(
@@ -265,20 +265,9 @@ fn suspended(run: &TrainingRun, facts: &TrainingFacts, phase: TrainingPhase) -> 
             Reason::Cancelled,
             "spec.cancel is true",
         )
-    } else if facts.suspend {
-        DesiredCondition::new(
-            ConditionType::Suspended,
-            true,
-            Reason::Suspended,
-            "intent is suspended",
-        )
     } else {
-        DesiredCondition::new(
-            ConditionType::Suspended,
-            false,
-            Reason::AsExpected,
-            format!("intent is {}", run.spec.intent.unwrap_or_default().as_str()),
-        )
+        // Not cancelled: `facts.suspend` is exactly the (effective) intent `suspended`, as for a service.
+        super::inference::suspended(run.spec.intent.unwrap_or_default())
     }
 }
 
