@@ -672,3 +672,86 @@ fn upstream_crds() -> anyhow::Result<std::path::PathBuf> {
     );
     Ok(String::from_utf8(out.stdout)?.trim().into())
 }
+
+/// A review's finding: when discovery changed (here KEDA installed) while the InferenceService list still failed
+/// (here its CRD is applied after the operator started, a GitOps ordering), the controller was built again before its
+/// cache had listed, and kube's controller never finishes such a shutdown: nothing reconciled InferenceServices until
+/// the operator restarted. The rebuild now waits for the list.
+#[tokio::test]
+async fn crds_installed_after_the_operator_started_are_served() -> anyhow::Result<()> {
+    let cluster = PrivateCluster::start("late-crds", &["--no-upstream-crds"])?;
+    let keda_crds = format!("{}/keda/", upstream_crds()?.display());
+    let keda_crds = keda_crds.as_str();
+    // A reused instance may still have what this test installs.
+    cluster.kubectl_ok(&["delete", "--ignore-not-found", "--wait", "-f", keda_crds])?;
+    let model_fleet_crds =
+        acceptance_tests::cluster::repo_root().join("charts/model-fleet-operator/crds");
+    let model_fleet_crds = model_fleet_crds.to_str().expect("UTF-8 path");
+    cluster.kubectl_ok(&[
+        "delete",
+        "--ignore-not-found",
+        "--wait",
+        "-f",
+        model_fleet_crds,
+    ])?;
+    let ns = cluster.namespace("late-crds").await?;
+    let client = cluster.client().await?;
+    let gateway = format!("{}/shared", ns.name());
+    let operator = OperatorProcess::start(
+        &cluster,
+        &operator_kubeconfig(&cluster)?,
+        ns.name(),
+        "fleet",
+        &["--default-gateway", &gateway],
+        &[],
+    )?;
+
+    // KEDA first: the next discovery (within 30 s) sees it while InferenceServices cannot be listed yet.
+    cluster.kubectl_ok(&["apply", "--server-side", "-f", keda_crds])?;
+    wait_for("discovery to see KEDA", Duration::from_secs(60), || async {
+        let log = std::fs::read_to_string(&operator.log)?;
+        Ok(log
+            .lines()
+            .any(|l| l.contains("optional CRDs discovered") && l.contains("\"keda\":true"))
+            .then_some(()))
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    // Past the next discovery, so the change is seen before the list can succeed.
+    tokio::time::sleep(Duration::from_secs(35)).await;
+    cluster.install_model_fleet_crds()?;
+
+    let isvcs = api(&client, ns.name(), &isvc_resource());
+    let mut spec = echo_spec();
+    spec.as_object_mut().unwrap().remove("gateway");
+    spec["replicas"] = json!({"min": 1, "max": 3});
+    spec["scaling"] = json!({"triggers": [{"type": "rabbitmq", "metadata": {"queueName": "q", "hostFromEnv": "AMQP"}}]});
+    apply(&isvcs, "late", spec).await?;
+    let scaled_objects = api(&client, ns.name(), &scaled_object_resource());
+    wait_for("the ScaledObject", Duration::from_secs(120), || async {
+        Ok(scaled_objects.get_opt("late").await?)
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    // Every controller's watch retries its failed list with a growing backoff (kube's, up to a minute apart).
+    wait_for("/readyz", Duration::from_secs(120), || async {
+        Ok((operator.http_get("/readyz")?.0 == 200).then_some(()))
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    // The restart waited for the list: not rescued by the drain's time limit (the second safeguard).
+    let log = std::fs::read_to_string(&operator.log)?;
+    assert!(
+        log.contains("optional CRDs changed"),
+        "{}",
+        operator.log_tail()
+    );
+    assert!(
+        !log.contains("reconciles did not finish in time"),
+        "{}",
+        operator.log_tail()
+    );
+    drop(operator);
+    drop(ns);
+    Ok(())
+}

@@ -88,6 +88,7 @@ pub struct DependencyCache {
     ttl: Duration,
     http_add_on_enabled: bool,
     cached: Mutex<Option<(Instant, Dependencies)>>,
+    built_with: Mutex<Option<Dependencies>>,
 }
 
 impl std::fmt::Debug for DependencyCache {
@@ -107,6 +108,28 @@ impl DependencyCache {
             ttl: DEPENDENCY_TTL,
             http_add_on_enabled,
             cached: Mutex::new(None),
+            built_with: Mutex::new(None),
+        }
+    }
+
+    /// Records the answer the InferenceService controller's watches were built with: [`DependencyCache::for_reconcile`]
+    /// gives it from then on.
+    pub fn built_with(&self, deps: Dependencies) {
+        *self.built_with.lock().unwrap_or_else(|e| e.into_inner()) = Some(deps);
+    }
+
+    /// What a reconcile acts on: the answer the running controller was built with, so that no child of a kind is
+    /// written before it is watched and no hostname claim is decided before the claim cache is attached (a review's
+    /// finding: between a discovery change and the controller's restart, routes were applied without the conflict
+    /// check); discovery's current answer ([`DependencyCache::get`]) before any build.
+    ///
+    /// # Errors
+    /// Those of [`DependencyCache::get`], before any build only.
+    pub async fn for_reconcile(&self) -> Result<Dependencies> {
+        let built = *self.built_with.lock().unwrap_or_else(|e| e.into_inner());
+        match built {
+            Some(deps) => Ok(deps),
+            None => self.get().await,
         }
     }
 

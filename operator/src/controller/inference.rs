@@ -141,9 +141,9 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
     converged
 }
 
-/// fetch: which optional CRDs exist (cached discovery).
+/// fetch: which optional CRDs the controller watches ([`DependencyCache::for_reconcile`](super::discovery::DependencyCache::for_reconcile)).
 async fn fetch(ctx: &Context) -> Result<Dependencies> {
-    ctx.dependencies.get().await
+    ctx.dependencies.for_reconcile().await
 }
 
 /// What the apply step did.

@@ -10,6 +10,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::Stream;
@@ -71,22 +72,44 @@ pub fn mark_synced_when_ready<K>(
     K: kube::Resource + Clone + Send + Sync + 'static,
     K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
 {
+    mark_synced_once(ctx, store, kind, Arc::default());
+}
+
+/// [`mark_synced_when_ready`] for a controller that builds its caches again while it runs: every build's store is
+/// watched, and the first to be ready (`marked` not yet set) marks the controller synced, once.
+pub fn mark_synced_once<K>(
+    ctx: &Arc<Context>,
+    store: kube::runtime::reflector::Store<K>,
+    kind: &'static str,
+    marked: Arc<AtomicBool>,
+) where
+    K: kube::Resource + Clone + Send + Sync + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
+{
     let health = ctx.health.clone();
     tokio::spawn(async move {
-        // The store's readiness is a one-shot channel that wakes only its latest poller, and the controller's own
-        // applier waits on it too: poll again periodically instead of relying on being woken.
-        loop {
-            match tokio::time::timeout(SYNC_POLL, store.wait_until_ready()).await {
-                Ok(Ok(())) => {
-                    tracing::info!(%kind, "controller caches synced");
-                    health.controller_synced();
-                    return;
-                }
-                Ok(Err(_)) => return,
-                Err(_) => continue,
-            }
+        if listed(&store).await && !marked.swap(true, Ordering::SeqCst) {
+            tracing::info!(%kind, "controller caches synced");
+            health.controller_synced();
         }
     });
+}
+
+/// Waits until `store` has finished its initial list (true), or its writer is gone first (false: that watch was
+/// dropped). The store's readiness is a one-shot channel that wakes only its latest poller, and the controller's own
+/// applier waits on it too: it is polled again every [`SYNC_POLL`] instead of relying on being woken.
+pub async fn listed<K>(store: &kube::runtime::reflector::Store<K>) -> bool
+where
+    K: kube::Resource + Clone + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    loop {
+        match tokio::time::timeout(SYNC_POLL, store.wait_until_ready()).await {
+            Ok(Ok(())) => return true,
+            Ok(Err(_)) => return false,
+            Err(_) => continue,
+        }
+    }
 }
 
 /// Objects per page of a watch's initial list and re-lists (kube's default is 500, as client-go's): a page is

@@ -106,13 +106,17 @@ impl RouteClaims {
             return Vec::new();
         };
         let before = match (event, index.get()) {
-            (watcher::Event::Apply(changed) | watcher::Event::Delete(changed), Some(claims)) => {
-                claims
-                    .index
-                    .sharing_recorded(&ObjectRef::from_obj(changed))
-                    .into_iter()
-                    .collect()
-            }
+            // InitApply too: during a re-list after a watch gap the index still holds the claims from before it.
+            (
+                watcher::Event::Apply(changed)
+                | watcher::Event::InitApply(changed)
+                | watcher::Event::Delete(changed),
+                Some(claims),
+            ) => claims
+                .index
+                .sharing_recorded(&ObjectRef::from_obj(changed))
+                .into_iter()
+                .collect(),
             _ => Vec::new(),
         };
         index.observe(event);

@@ -172,7 +172,6 @@ pub async fn sweep_until_stopped(ctx: Arc<Context>, stop: StopSignal) {
     }
 }
 
-/// The namespace a grant admits (its [`LABEL_ROUTE_NAMESPACE`] label).
 /// A failed read or write of a grant names the flag that chose its namespace (a hunt's finding: "namespaces \"keda\"
 /// not found" alone did not say where the name came from).
 fn in_add_on_namespace(error: Error, ctx: &Context) -> Error {
@@ -193,6 +192,7 @@ fn in_add_on_namespace(error: Error, ctx: &Context) -> Error {
     }
 }
 
+/// The namespace a grant admits (its [`LABEL_ROUTE_NAMESPACE`] label).
 fn routes_namespace(grant: &ReferenceGrant) -> String {
     grant
         .labels()

@@ -4,9 +4,15 @@
 //! or the KEDA HTTP add-on installed or removed after the operator started, or a discovery that failed at start now
 //! answering), the controller is stopped and built again with the watches of the new answer, which also reconciles
 //! every service once. Before, children of kinds installed later were created, but their changes (a deleted
-//! ScaledObject, KEDA's status) were seen only at the next resync.
+//! ScaledObject, KEDA's status) were seen only at the next resync. Reconciles act on the answer the running controller
+//! was built with ([`DependencyCache::for_reconcile`]), so nothing is written of a kind before it is watched; the
+//! restart waits until the controller's cache has listed (kube's controller cannot stop gracefully before), and gives
+//! in-flight reconciles [`STOP_TIMEOUT`], as a shutdown does.
+//!
+//! [`DependencyCache::for_reconcile`]: crate::controller::discovery::DependencyCache::for_reconcile
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use futures::{StreamExt, TryStreamExt as _};
 use kube::core::DeserializeGuard;
@@ -16,32 +22,34 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use model_fleet_api::InferenceService;
 use model_fleet_api::render::LABEL_INFERENCE;
 
+use super::routes::ServiceStore;
 use super::{KIND, child_kinds, trigger, wake};
 use crate::controller::context::Context;
 use crate::controller::discovery::{DEPENDENCY_TTL, Dependencies};
 use crate::controller::reconcile::{error_policy, reconcile, report_stream_item};
-use crate::controller::runtime::{StopSignal, mark_synced_when_ready, primary_watch, watch_config};
+use crate::controller::runtime::{
+    STOP_TIMEOUT, StopSignal, listed, mark_synced_once, primary_watch, watch_config,
+};
 
 /// Runs the controller until `stop` fires, built again with the watches of discovery's new answer each time it
-/// changes ([`restart_on_change`]).
+/// changes ([`restart_on_change`]). A discovery that fails keeps the previous answer (none at the first build).
 pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
-    let mut first = true;
+    let synced = Arc::new(AtomicBool::new(false));
+    let mut deps = Dependencies::NONE;
     loop {
-        let deps = match ctx.dependencies.get().await {
+        deps = match ctx.dependencies.get().await {
             Ok(deps) => deps,
             Err(error) => {
-                tracing::warn!(%error, "discovery failed: not watching ScaledObjects, HTTPRoutes and InterceptorRoutes");
-                Dependencies::NONE
+                tracing::warn!(%error, keda = deps.keda, gateway_api = deps.gateway_api,
+                    http_add_on = deps.http_add_on, "discovery failed: watching the kinds of the last answer");
+                deps
             }
         };
-        let (restart, this_build) = StopSignal::new();
-        let watching = tokio::spawn(restart_on_change(ctx.clone(), deps, stop.clone(), restart));
-        run_built(&ctx, deps, this_build, first).await;
-        watching.abort();
+        ctx.dependencies.built_with(deps);
+        run_built(&ctx, deps, &stop, &synced).await;
         if stop.is_stopped() {
             return;
         }
-        first = false;
         tracing::info!(
             kind = KIND,
             "optional CRDs changed: starting the controller again with the watches they need"
@@ -50,10 +58,13 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
 }
 
 /// Fires `restart` once `stop` fires, or once discovery's answer (asked every [`DEPENDENCY_TTL`]) differs from
-/// `deps`, the answer the running controller was built with; a failed discovery changes nothing.
+/// `deps`, the answer the running controller was built with (a failed discovery changes nothing), and `store`, the
+/// controller's cache, has listed: kube's controller never finishes a graceful shutdown before its cache is ready (a
+/// review's finding: a restart while the InferenceService list still failed stopped the controller for good).
 async fn restart_on_change(
     ctx: Arc<Context>,
     deps: Dependencies,
+    store: ServiceStore,
     stop: StopSignal,
     restart: tokio::sync::watch::Sender<bool>,
 ) {
@@ -61,9 +72,10 @@ async fn restart_on_change(
         loop {
             tokio::time::sleep(DEPENDENCY_TTL).await;
             if ctx.dependencies.get().await.is_ok_and(|now| now != deps) {
-                return;
+                break;
             }
         }
+        listed(&store).await;
     };
     tokio::select! {
         () = stop.stopped() => {}
@@ -73,8 +85,16 @@ async fn restart_on_change(
 }
 
 /// Watches InferenceServices (through `DeserializeGuard`) and the children of the kinds `deps` says are served until
-/// `stop` fires; marks the controller synced (readiness) on the `first` build of this leadership only.
-async fn run_built(ctx: &Arc<Context>, deps: Dependencies, stop: StopSignal, first: bool) {
+/// `stop` fires or discovery's answer changes ([`restart_on_change`]); then gives in-flight reconciles
+/// [`STOP_TIMEOUT`] to finish, as a shutdown does, and drops the rest. The first build whose cache lists marks the
+/// controller synced (`synced`: readiness counts it once per leadership).
+async fn run_built(
+    ctx: &Arc<Context>,
+    deps: Dependencies,
+    outer: &StopSignal,
+    synced: &Arc<AtomicBool>,
+) {
+    let (restart, stop) = StopSignal::new();
     // The controller's own cache of InferenceServices ([`primary_watch`]) is filled from every change, without
     // managedFields (nothing reads them, and as JSON trees they were half of the cache's memory); only changes of a
     // reconcile's inputs ([`trigger::inputs`]) start one.
@@ -126,18 +146,42 @@ async fn run_built(ctx: &Arc<Context>, deps: Dependencies, stop: StopSignal, fir
             .attach(controller.store(), &ctx.config.render);
         controller = controller.reconcile_on(contended);
     }
-    if first {
-        mark_synced_when_ready(ctx, controller.store(), KIND);
-    }
-    controller
-        .graceful_shutdown_on(stop.stopped())
+    let store = controller.store();
+    mark_synced_once(ctx, store.clone(), KIND, synced.clone());
+    let watching = tokio::spawn(restart_on_change(
+        ctx.clone(),
+        deps,
+        store,
+        outer.clone(),
+        restart,
+    ));
+    drive(ctx, controller, stop).await;
+    watching.abort();
+}
+
+/// Runs `controller` until `stop` fires, then gives its in-flight reconciles [`STOP_TIMEOUT`] to finish, as a
+/// shutdown does, and drops the rest.
+async fn drive(
+    ctx: &Arc<Context>,
+    controller: Controller<DeserializeGuard<InferenceService>>,
+    stop: StopSignal,
+) {
+    let running = controller
+        .graceful_shutdown_on(stop.clone().stopped())
         .run(
             reconcile::<InferenceService>,
             error_policy::<InferenceService>,
             ctx.clone(),
         )
-        .for_each(|item| report_stream_item(KIND, item))
-        .await;
+        .for_each(|item| report_stream_item(KIND, item));
+    let drained = async {
+        stop.stopped().await;
+        tokio::time::sleep(STOP_TIMEOUT).await;
+    };
+    tokio::select! {
+        () = running => {}
+        () = drained => tracing::warn!(kind = KIND, "reconciles did not finish in time: dropping them"),
+    }
 }
 
 /// The object of a watch event that created, changed or deleted one (kube's `touched_objects`): `None` for the
