@@ -532,30 +532,12 @@ async fn dependency_missing_is_reported_and_everything_else_keeps_serving() -> a
     // A second instance started without the KEDA and Gateway API CRDs, stopped when the test ends.
     let cluster = PrivateCluster::start("no-deps", &["--no-upstream-crds"])?;
     cluster.install_model_fleet_crds()?;
-    // The trailing slash: `keda` is a link to the folder, which kubectl reads only as `keda/`.
-    let keda_crds = format!("{}/keda/", upstream_crds()?.display());
+    let keda_crds = absent_crds(&cluster, &format!("{}/keda/", upstream_crds()?.display()))?;
     let keda_crds = keda_crds.as_str();
-    // A reused instance may still have the KEDA CRDs this test installs below.
-    cluster.kubectl_ok(&["delete", "--ignore-not-found", "--wait", "-f", keda_crds])?;
     let ns = cluster.namespace("op-deps").await?;
     let client = cluster.client().await?;
     // Nothing but a watch event or the controller's restart reconciles within the test's waits.
-    let gateway = format!("{}/shared", ns.name());
-    let operator = OperatorProcess::start(
-        &cluster,
-        &operator_kubeconfig(&cluster)?,
-        ns.name(),
-        "fleet",
-        &[
-            "--default-gateway",
-            &gateway,
-            "--resync-seconds",
-            "3600",
-            "--test-progress-requeue-seconds",
-            "3600",
-        ],
-        &[],
-    )?;
+    let operator = operator_resyncing_every(&cluster, ns.name(), "3600")?;
     let isvcs = api(&client, ns.name(), &isvc_resource());
 
     // Wants a ScaledObject and an HTTPRoute, whose CRDs are absent.
@@ -660,7 +642,39 @@ async fn dependency_missing_is_reported_and_everything_else_keeps_serving() -> a
     Ok(())
 }
 
-/// The directory of the upstream CRDs the control plane scripts fetch (`upstream-crds.sh` prints it; cached).
+/// `path` (a file or a folder of CRDs), deleted first if present: a reused private instance may still have the CRDs
+/// a test installs.
+fn absent_crds(cluster: &Cluster, path: &str) -> anyhow::Result<String> {
+    cluster.kubectl_ok(&["delete", "--ignore-not-found", "--wait", "-f", path])?;
+    Ok(path.to_owned())
+}
+
+/// The test's operator (the chart's ClusterRole, watching `namespace`) with resync and requeue periods of `seconds`.
+fn operator_resyncing_every(
+    cluster: &Cluster,
+    namespace: &str,
+    seconds: &str,
+) -> anyhow::Result<OperatorProcess> {
+    let gateway = format!("{namespace}/shared");
+    OperatorProcess::start(
+        cluster,
+        &operator_kubeconfig(cluster)?,
+        namespace,
+        "fleet",
+        &[
+            "--default-gateway",
+            &gateway,
+            "--resync-seconds",
+            seconds,
+            "--test-progress-requeue-seconds",
+            seconds,
+        ],
+        &[],
+    )
+}
+
+/// The directory of the upstream CRDs the control plane scripts fetch (`upstream-crds.sh` prints it; cached). Its
+/// `keda` is a link to a folder, which kubectl reads only when named with a trailing slash (`keda/`).
 fn upstream_crds() -> anyhow::Result<std::path::PathBuf> {
     let script = acceptance_tests::cluster::repo_root()
         .join("acceptance-tests/cluster/scripts/upstream-crds.sh");
@@ -680,31 +694,14 @@ fn upstream_crds() -> anyhow::Result<std::path::PathBuf> {
 #[tokio::test]
 async fn crds_installed_after_the_operator_started_are_served() -> anyhow::Result<()> {
     let cluster = PrivateCluster::start("late-crds", &["--no-upstream-crds"])?;
-    let keda_crds = format!("{}/keda/", upstream_crds()?.display());
+    let keda_crds = absent_crds(&cluster, &format!("{}/keda/", upstream_crds()?.display()))?;
     let keda_crds = keda_crds.as_str();
-    // A reused instance may still have what this test installs.
-    cluster.kubectl_ok(&["delete", "--ignore-not-found", "--wait", "-f", keda_crds])?;
     let model_fleet_crds =
         acceptance_tests::cluster::repo_root().join("charts/model-fleet-operator/crds");
-    let model_fleet_crds = model_fleet_crds.to_str().expect("UTF-8 path");
-    cluster.kubectl_ok(&[
-        "delete",
-        "--ignore-not-found",
-        "--wait",
-        "-f",
-        model_fleet_crds,
-    ])?;
+    absent_crds(&cluster, model_fleet_crds.to_str().expect("UTF-8 path"))?;
     let ns = cluster.namespace("late-crds").await?;
     let client = cluster.client().await?;
-    let gateway = format!("{}/shared", ns.name());
-    let operator = OperatorProcess::start(
-        &cluster,
-        &operator_kubeconfig(&cluster)?,
-        ns.name(),
-        "fleet",
-        &["--default-gateway", &gateway],
-        &[],
-    )?;
+    let operator = operator_resyncing_every(&cluster, ns.name(), "300")?;
 
     // KEDA first: the next discovery (within 30 s) sees it while InferenceServices cannot be listed yet.
     cluster.kubectl_ok(&["apply", "--server-side", "-f", keda_crds])?;

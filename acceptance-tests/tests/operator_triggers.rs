@@ -162,13 +162,13 @@ async fn changes_by_others_and_a_service_created_again_under_its_name_each_start
         Ok(services.create(&dry, &probe).await.is_err().then_some(()))
     })
     .await?;
-    services
-        .patch(
-            "svc",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"ports": tampered}})),
-        )
-        .await?;
+    let tamper_ports = || async {
+        let ports = json!({"spec": {"ports": tampered}});
+        services
+            .patch("svc", &PatchParams::default(), &Patch::Merge(ports))
+            .await
+    };
+    tamper_ports().await?;
     wait_for("the refused repair reported", TIMEOUT, || async {
         let isvc = isvcs.get("svc").await?;
         Ok((acceptance_tests::inference::condition(&isvc, "Ready")
@@ -200,13 +200,7 @@ async fn changes_by_others_and_a_service_created_again_under_its_name_each_start
     // Another manager that puts its change back (a GitOps fight) gets the error, not a new Service at every
     // reconcile: a child is re-created at most once per 10 minutes.
     let recreated = services.get("svc").await?;
-    services
-        .patch(
-            "svc",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"ports": tampered}})),
-        )
-        .await?;
+    tamper_ports().await?;
     let message = wait_for("the second repair refused", TIMEOUT, || async {
         let isvc = isvcs.get("svc").await?;
         let message = acceptance_tests::inference::condition_message(&isvc, "Ready");
