@@ -162,12 +162,16 @@ async fn changes_by_others_and_a_service_created_again_under_its_name_each_start
         Ok(services.create(&dry, &probe).await.is_err().then_some(()))
     })
     .await?;
-    let tamper_ports = || async {
-        let ports = json!({"spec": {"ports": tampered}});
-        services
-            .patch("svc", &PatchParams::default(), &Patch::Merge(ports))
-            .await
+    let set_ports = |ports: &serde_json::Value| {
+        let patch = json!({"spec": {"ports": ports}});
+        let services = services.clone();
+        async move {
+            services
+                .patch("svc", &PatchParams::default(), &Patch::Merge(patch))
+                .await
+        }
     };
+    let tamper_ports = || set_ports(&tampered);
     tamper_ports().await?;
     wait_for("the refused repair reported", TIMEOUT, || async {
         let isvc = isvcs.get("svc").await?;
@@ -216,6 +220,18 @@ async fn changes_by_others_and_a_service_created_again_under_its_name_each_start
         recreated.metadata.uid,
         "not re-created twice"
     );
+    // The other manager gives up (puts our ports back): the retries end, and the service reconciles again.
+    set_ports(&rendered_ports).await?;
+    wait_for("the fight over", TIMEOUT, || async {
+        let isvc = isvcs.get("svc").await?;
+        Ok(
+            (acceptance_tests::inference::condition(&isvc, "Ready").map(|c| c.1)
+                != Some("ReconcileError".into()))
+            .then_some(()),
+        )
+    })
+    .await
+    .map_err(context)?;
     // The refused repairs are the only errors of this test.
     let refused_repairs = metric(&operator, "model_fleet_reconcile_errors_total")?;
     assert!(refused_repairs >= 1.0);
@@ -246,6 +262,19 @@ async fn changes_by_others_and_a_service_created_again_under_its_name_each_start
             .pointer("/status/observedGeneration")
             .is_some()
             .then_some(()))
+    })
+    .await
+    .map_err(context)?;
+    // Its Service is another object than the one re-created above (a review's finding: the cooldown was keyed by name,
+    // and this Service was never repaired): it is re-created too.
+    let before = services.get("svc").await?;
+    tamper_ports().await?;
+    wait_for("the second service's Service repaired", TIMEOUT, || async {
+        let live = services.get("svc").await?;
+        Ok(
+            (live.metadata.uid != before.metadata.uid && ports(&live) == rendered_ports)
+                .then_some(()),
+        )
     })
     .await
     .map_err(context)?;

@@ -113,18 +113,29 @@ impl DependencyCache {
     }
 
     /// Records the answer the InferenceService controller's watches were built with: [`DependencyCache::for_reconcile`]
-    /// gives it from then on.
-    pub fn built_with(&self, deps: Dependencies) {
-        *self.built_with.lock().unwrap_or_else(|e| e.into_inner()) = Some(deps);
+    /// gives it from then on; `None` when the controller was built without an answer (discovery failed, and never
+    /// answered before).
+    pub fn built_with(&self, deps: Option<Dependencies>) {
+        *self.built_with.lock().unwrap_or_else(|e| e.into_inner()) = deps;
+    }
+
+    /// The last answer discovery gave, however old (`None` before the first).
+    pub fn last_known(&self) -> Option<Dependencies> {
+        self.cached
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map(|(_, deps)| deps)
     }
 
     /// What a reconcile acts on: the answer the running controller was built with, so that no child of a kind is
     /// written before it is watched and no hostname claim is decided before the claim cache is attached (a review's
     /// finding: between a discovery change and the controller's restart, routes were applied without the conflict
-    /// check); discovery's current answer ([`DependencyCache::get`]) before any build.
+    /// check); discovery's current answer ([`DependencyCache::get`]) when the controller was built without one, so
+    /// that a reconcile fails and retries rather than report dependencies missing that may be installed (a review's
+    /// finding).
     ///
     /// # Errors
-    /// Those of [`DependencyCache::get`], before any build only.
+    /// Those of [`DependencyCache::get`], only when the controller was built without an answer.
     pub async fn for_reconcile(&self) -> Result<Dependencies> {
         let built = *self.built_with.lock().unwrap_or_else(|e| e.into_inner());
         match built {
@@ -160,5 +171,38 @@ impl DependencyCache {
         }
         *cached = Some((Instant::now(), deps));
         Ok(deps)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client of a loopback port nothing listens on: every discovery fails.
+    fn unreachable() -> Client {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        Client::try_from(config).unwrap()
+    }
+
+    #[tokio::test]
+    async fn reconciles_act_on_the_answer_the_controller_was_built_with() {
+        let cache = DependencyCache::new(unreachable(), true);
+        assert!(cache.get().await.is_err());
+        assert_eq!(cache.last_known(), None);
+        // Built without an answer: a reconcile asks discovery itself, and fails (it retries with backoff) instead of
+        // reporting every dependency missing.
+        cache.built_with(None);
+        assert!(cache.for_reconcile().await.is_err());
+        // Built with one: that answer, whatever discovery says meanwhile.
+        let keda_only = Dependencies {
+            keda: true,
+            ..Dependencies::NONE
+        };
+        cache.built_with(Some(keda_only));
+        assert_eq!(cache.for_reconcile().await.unwrap(), keda_only);
+        // The last answer is kept however old, for a rebuild while discovery fails.
+        *cache.cached.lock().unwrap() =
+            Some((Instant::now() - DEPENDENCY_TTL * 10, Dependencies::ALL));
+        assert_eq!(cache.last_known(), Some(Dependencies::ALL));
     }
 }

@@ -12,8 +12,8 @@
 //! is then deleted, with the UID the reconcile read as precondition, and created again with a create-only apply: it
 //! gets a new cluster IP (its DNS name is unchanged). A Service with someone's finalizer stays terminating until that
 //! is removed: the create is refused as existing meanwhile, reported as `Ready=False, ReconcileError` and retried with
-//! backoff. A child is re-created at most once per [`RECREATE_COOLDOWN`]: a manager that keeps putting its change
-//! back gets the error reported instead of a new Service at every reconcile. Deployments, Jobs, HTTPRoutes, ScaledObjects and InterceptorRoutes are never deleted for this: the error
+//! backoff. A Service the operator re-created is not re-created again within [`RECREATE_COOLDOWN`]: a manager that
+//! keeps putting its change back gets the error reported instead of a new Service at every reconcile. Deployments, Jobs, HTTPRoutes, ScaledObjects and InterceptorRoutes are never deleted for this: the error
 //! stays on `Ready=False, ReconcileError`.
 
 use std::collections::HashMap;
@@ -39,34 +39,28 @@ pub const RECREATED_EVENT_REASON: &str = "Recreated";
 /// new cluster IP, at every reconcile; within this time the apply's error is reported instead, naming the fight.
 pub const RECREATE_COOLDOWN: Duration = Duration::from_secs(600);
 
-/// When each child was last re-created, by `(kind, namespace, name)`; entries older than [`RECREATE_COOLDOWN`] are
-/// forgotten at the next record. Process memory: a restarted operator may re-create once more.
+/// The objects [`recreate`] created lately, by UID, with when; entries older than [`RECREATE_COOLDOWN`] are forgotten
+/// at the next record. Keyed by the created object's UID, not its name: a Service of the same name created otherwise
+/// (its InferenceService deleted and created again) is another object and may be re-created (a review's finding).
+/// Process memory: a restarted operator may re-create once more.
 #[derive(Debug, Default)]
-pub struct RecentRecreates(Mutex<HashMap<(String, String, String), Instant>>);
+pub struct RecentRecreates(Mutex<HashMap<String, Instant>>);
 
 impl RecentRecreates {
-    /// How long before `now` `child` was re-created, when that is within [`RECREATE_COOLDOWN`].
-    pub fn within_cooldown(&self, child: &Child, now: Instant) -> Option<Duration> {
+    /// Whether the object with `uid` is one [`recreate`] created within [`RECREATE_COOLDOWN`] before `now`.
+    pub fn within_cooldown(&self, uid: &str, now: Instant) -> bool {
         let recent = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let at = recent.get(&key(child))?;
-        let ago = now.saturating_duration_since(*at);
-        (ago < RECREATE_COOLDOWN).then_some(ago)
+        recent
+            .get(uid)
+            .is_some_and(|at| now.saturating_duration_since(*at) < RECREATE_COOLDOWN)
     }
 
-    /// Records that `child` was re-created at `now`, forgetting the re-creations older than the cooldown.
-    pub fn record(&self, child: &Child, now: Instant) {
+    /// Records that [`recreate`] created the object with `uid` at `now`, forgetting those older than the cooldown.
+    pub fn record(&self, uid: String, now: Instant) {
         let mut recent = self.0.lock().unwrap_or_else(|e| e.into_inner());
         recent.retain(|_, at| now.saturating_duration_since(*at) < RECREATE_COOLDOWN);
-        recent.insert(key(child), now);
+        recent.insert(uid, now);
     }
-}
-
-fn key(child: &Child) -> (String, String, String) {
-    (
-        child.resource.kind.clone(),
-        child.namespace.clone(),
-        child.name.clone(),
-    )
 }
 
 /// The kinds a refused apply deletes and creates again.
@@ -116,8 +110,11 @@ pub async fn recreate(
         Err(kube::Error::Api(_)) | Ok(_) => return Err(refused),
         Err(other) => return Err(apply_error(other)),
     }
-    if let Some(ago) = caches.recreated.within_cooldown(child, Instant::now()) {
-        return Err(fighting(refused, ago));
+    if live
+        .uid()
+        .is_some_and(|uid| caches.recreated.within_cooldown(&uid, Instant::now()))
+    {
+        return Err(fighting(refused));
     }
     tracing::warn!(
         child = %child.display(),
@@ -137,20 +134,24 @@ pub async fn recreate(
         Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
         Err(source) => return Err(apply_error(source)),
     }
-    caches.recreated.record(child, Instant::now());
     let mut create = desired.clone();
     create["metadata"]["resourceVersion"] = Value::from(CREATE_ONLY_VERSION);
-    send(client, caches, child, &create).await
+    let created = send(client, caches, child, &create).await?;
+    if let Some(uid) = created.uid() {
+        caches.recreated.record(uid, Instant::now());
+    }
+    Ok(created)
 }
 
-/// The apply's error, naming the re-creation `ago` and what to do: another manager keeps making the child invalid.
-fn fighting(refused: Error, ago: Duration) -> Error {
+/// The apply's error, naming the re-creation and what to do: another manager keeps making the child invalid. The
+/// words stay the same from one retry to the next (no "N s ago"), so the status is not rewritten at each.
+fn fighting(refused: Error) -> Error {
     match refused {
         Error::Apply { child, source } => Error::Apply {
             child: format!(
-                "{child} (re-created {} s ago already: another manager keeps changing it; stop that manager, or \
-                 delete the child and the operator creates it again)",
-                ago.as_secs()
+                "{child} (re-created by the operator within the last {} minutes already: another manager keeps \
+                 changing it; stop that manager, or delete the child and the operator creates it again)",
+                RECREATE_COOLDOWN.as_secs() / 60
             ),
             source,
         },
@@ -178,33 +179,20 @@ pub async fn announce(recorder: &Recorder, regarding: &ObjectReference, child: &
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::core::v1::Service;
-
     use super::*;
 
-    fn service(name: &str) -> Child {
-        let mut service = Service::default();
-        service.metadata.name = Some(name.into());
-        service.metadata.namespace = Some("ml".into());
-        Child::typed(&service).unwrap()
-    }
-
     #[test]
-    fn a_child_is_recreated_at_most_once_per_cooldown() {
+    fn an_object_is_recreated_at_most_once_per_cooldown() {
         let recent = RecentRecreates::default();
-        let (a, b) = (service("a"), service("b"));
         let start = Instant::now();
-        assert_eq!(recent.within_cooldown(&a, start), None);
-        recent.record(&a, start);
+        assert!(!recent.within_cooldown("a", start));
+        recent.record("a".into(), start);
         let later = start + Duration::from_secs(30);
-        assert_eq!(
-            recent.within_cooldown(&a, later),
-            Some(Duration::from_secs(30))
-        );
-        assert_eq!(recent.within_cooldown(&b, later), None, "per child");
+        assert!(recent.within_cooldown("a", later));
+        assert!(!recent.within_cooldown("b", later), "per object");
         let after = start + RECREATE_COOLDOWN;
-        assert_eq!(recent.within_cooldown(&a, after), None);
-        recent.record(&b, after);
+        assert!(!recent.within_cooldown("a", after));
+        recent.record("b".into(), after);
         assert_eq!(
             recent.0.lock().unwrap().len(),
             1,
@@ -220,9 +208,9 @@ mod tests {
                 kube::core::Status::failure("duplicate", "Invalid").with_code(422),
             )),
         );
-        let message = fighting(refused, Duration::from_secs(42)).to_string();
+        let message = fighting(refused).to_string();
         assert!(
-            message.contains("re-created 42 s ago")
+            message.contains("within the last 10 minutes")
                 && message.contains("another manager keeps changing it"),
             "{message}"
         );

@@ -87,10 +87,11 @@ pub fn mark_synced_once<K>(
     K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
 {
     let health = ctx.health.clone();
+    let term = health.term();
     tokio::spawn(async move {
         if listed(&store).await && !marked.swap(true, Ordering::SeqCst) {
             tracing::info!(%kind, "controller caches synced");
-            health.controller_synced();
+            health.controller_synced(term);
         }
     });
 }

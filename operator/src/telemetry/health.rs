@@ -7,7 +7,7 @@
 //!   replica that does not lead is ready as soon as it knows it does not lead: rolling updates run two pods, and a
 //!   standby that never became ready would stall the rollout. During shutdown it reports not ready.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Process-wide health facts; all methods are lock-free. Share it behind an `Arc`.
 #[derive(Debug, Default)]
@@ -15,7 +15,9 @@ pub struct Health {
     lease_known: AtomicBool,
     leading: AtomicBool,
     controllers_expected: AtomicUsize,
-    controllers_synced: AtomicUsize,
+    /// The leadership term (high 32 bits) and how many controllers synced in it (low 32 bits), in one word so that a
+    /// marker of an earlier term never counts in a later one.
+    controllers_synced: AtomicU64,
     lease_failed: AtomicBool,
     shutting_down: AtomicBool,
 }
@@ -36,7 +38,7 @@ impl Health {
         self.leading.store(leading, Ordering::SeqCst);
         self.lease_known.store(true, Ordering::SeqCst);
         if !leading {
-            self.controllers_synced.store(0, Ordering::SeqCst);
+            self.controllers_stopped();
         }
     }
 
@@ -45,14 +47,29 @@ impl Health {
         self.leading.load(Ordering::SeqCst)
     }
 
-    /// Records that one more controller has started and its caches finished the initial list.
-    pub fn controller_synced(&self) {
-        self.controllers_synced.fetch_add(1, Ordering::SeqCst);
+    /// The current leadership term: a controller started now passes it to [`Health::controller_synced`].
+    pub fn term(&self) -> u64 {
+        self.controllers_synced.load(Ordering::SeqCst) >> 32
     }
 
-    /// Records that the controllers stopped (lost lease or shutdown): readiness waits for them again.
+    /// Records that one more controller, started in leadership `term` ([`Health::term`]), finished its initial list;
+    /// nothing when the controllers stopped since (a review's finding: a marker that fired just after a lost Lease
+    /// counted in the next leadership, which then reported ready with one controller unsynced).
+    pub fn controller_synced(&self, term: u64) {
+        let _ = self
+            .controllers_synced
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |word| {
+                (word >> 32 == term).then_some(word + 1)
+            });
+    }
+
+    /// Records that the controllers stopped (lost lease or shutdown): readiness waits for them again, in a new term.
     pub fn controllers_stopped(&self) {
-        self.controllers_synced.store(0, Ordering::SeqCst);
+        let _ = self
+            .controllers_synced
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |word| {
+                Some(((word >> 32) + 1) << 32)
+            });
     }
 
     /// Marks the leader-election loop as dead: `/healthz` fails from now on.
@@ -79,8 +96,8 @@ impl Health {
             return false;
         }
         !self.is_leading()
-            || self.controllers_synced.load(Ordering::SeqCst)
-                >= self.controllers_expected.load(Ordering::SeqCst)
+            || (self.controllers_synced.load(Ordering::SeqCst) & u64::from(u32::MAX))
+                >= self.controllers_expected.load(Ordering::SeqCst) as u64
     }
 }
 
@@ -107,12 +124,20 @@ mod tests {
         let health = Health::new(2);
         health.set_leading(true);
         assert!(!health.is_ready());
-        health.controller_synced();
+        let term = health.term();
+        health.controller_synced(term);
         assert!(!health.is_ready());
-        health.controller_synced();
+        health.controller_synced(term);
         assert!(health.is_ready());
         health.controllers_stopped();
         assert!(!health.is_ready());
+        // A marker of the stopped term counts no more.
+        health.controller_synced(term);
+        health.controller_synced(term);
+        assert!(!health.is_ready());
+        health.controller_synced(health.term());
+        health.controller_synced(health.term());
+        assert!(health.is_ready());
     }
 
     #[test]

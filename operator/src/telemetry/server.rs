@@ -121,7 +121,7 @@ mod tests {
         assert!(get_path(addr, "/healthz").await.starts_with("HTTP/1.1 200"));
         assert!(get_path(addr, "/readyz").await.starts_with("HTTP/1.1 503"));
         health.set_leading(true);
-        health.controller_synced();
+        health.controller_synced(health.term());
         assert!(get_path(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
         let metrics = get_path(addr, "/metrics").await;
         assert!(

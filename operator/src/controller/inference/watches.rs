@@ -32,17 +32,18 @@ use crate::controller::runtime::{
 };
 
 /// Runs the controller until `stop` fires, built again with the watches of discovery's new answer each time it
-/// changes ([`restart_on_change`]). A discovery that fails keeps the previous answer (none at the first build).
+/// changes ([`restart_on_change`]). A discovery that fails gives the last answer it gave; without one the controller
+/// watches no optional kind, and its reconciles ask discovery themselves (failing and retrying while it fails) until
+/// an answer builds it again.
 pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     let synced = Arc::new(AtomicBool::new(false));
-    let mut deps = Dependencies::NONE;
     loop {
-        deps = match ctx.dependencies.get().await {
-            Ok(deps) => deps,
+        let deps = match ctx.dependencies.get().await {
+            Ok(deps) => Some(deps),
             Err(error) => {
-                tracing::warn!(%error, keda = deps.keda, gateway_api = deps.gateway_api,
-                    http_add_on = deps.http_add_on, "discovery failed: watching the kinds of the last answer");
-                deps
+                let last = ctx.dependencies.last_known();
+                tracing::warn!(%error, last_answer = ?last, "discovery failed: watching the kinds of its last answer");
+                last
             }
         };
         ctx.dependencies.built_with(deps);
@@ -58,12 +59,13 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
 }
 
 /// Fires `restart` once `stop` fires, or once discovery's answer (asked every [`DEPENDENCY_TTL`]) differs from
-/// `deps`, the answer the running controller was built with (a failed discovery changes nothing), and `store`, the
+/// `deps`, the answer the running controller was built with (`None`: any answer differs; a failed discovery changes
+/// nothing), and `store`, the
 /// controller's cache, has listed: kube's controller never finishes a graceful shutdown before its cache is ready (a
 /// review's finding: a restart while the InferenceService list still failed stopped the controller for good).
 async fn restart_on_change(
     ctx: Arc<Context>,
-    deps: Dependencies,
+    deps: Option<Dependencies>,
     store: ServiceStore,
     stop: StopSignal,
     restart: tokio::sync::watch::Sender<bool>,
@@ -71,7 +73,12 @@ async fn restart_on_change(
     let changed = async {
         loop {
             tokio::time::sleep(DEPENDENCY_TTL).await;
-            if ctx.dependencies.get().await.is_ok_and(|now| now != deps) {
+            if ctx
+                .dependencies
+                .get()
+                .await
+                .is_ok_and(|now| Some(now) != deps)
+            {
                 break;
             }
         }
@@ -84,16 +91,18 @@ async fn restart_on_change(
     let _ = restart.send(true);
 }
 
-/// Watches InferenceServices (through `DeserializeGuard`) and the children of the kinds `deps` says are served until
+/// Watches InferenceServices (through `DeserializeGuard`) and the children of the kinds `answer` says are served (none
+/// without an answer) until
 /// `stop` fires or discovery's answer changes ([`restart_on_change`]); then gives in-flight reconciles
 /// [`STOP_TIMEOUT`] to finish, as a shutdown does, and drops the rest. The first build whose cache lists marks the
 /// controller synced (`synced`: readiness counts it once per leadership).
 async fn run_built(
     ctx: &Arc<Context>,
-    deps: Dependencies,
+    answer: Option<Dependencies>,
     outer: &StopSignal,
     synced: &Arc<AtomicBool>,
 ) {
+    let deps = answer.unwrap_or(Dependencies::NONE);
     let (restart, stop) = StopSignal::new();
     // The controller's own cache of InferenceServices ([`primary_watch`]) is filled from every change, without
     // managedFields (nothing reads them, and as JSON trees they were half of the cache's memory); only changes of a
@@ -150,7 +159,7 @@ async fn run_built(
     mark_synced_once(ctx, store.clone(), KIND, synced.clone());
     let watching = tokio::spawn(restart_on_change(
         ctx.clone(),
-        deps,
+        answer,
         store,
         outer.clone(),
         restart,
