@@ -720,7 +720,7 @@ async fn crds_installed_after_the_operator_started_are_served() -> anyhow::Resul
     };
     wait_for(
         "the first discovery",
-        Duration::from_secs(30),
+        Duration::from_secs(60),
         discovered("\"keda\":false"),
     )
     .await

@@ -113,10 +113,9 @@ impl DependencyCache {
     }
 
     /// Records the answer the InferenceService controller's watches were built with: [`DependencyCache::for_reconcile`]
-    /// gives it from then on; `None` when the controller was built without an answer (discovery failed, and never
-    /// answered before).
-    pub fn built_with(&self, deps: Option<Dependencies>) {
-        *self.built_with.lock().unwrap_or_else(|e| e.into_inner()) = deps;
+    /// gives it from then on.
+    pub fn built_with(&self, deps: Dependencies) {
+        *self.built_with.lock().unwrap_or_else(|e| e.into_inner()) = Some(deps);
     }
 
     /// The last answer discovery gave, however old (`None` before the first).
@@ -130,12 +129,11 @@ impl DependencyCache {
     /// What a reconcile acts on: the answer the running controller was built with, so that no child of a kind is
     /// written before it is watched and no hostname claim is decided before the claim cache is attached (a review's
     /// finding: between a discovery change and the controller's restart, routes were applied without the conflict
-    /// check); discovery's current answer ([`DependencyCache::get`]) when the controller was built without one, so
-    /// that a reconcile fails and retries rather than report dependencies missing that may be installed (a review's
-    /// finding).
+    /// check); discovery's current answer ([`DependencyCache::get`]) before any build (the controller is built only
+    /// with an answer).
     ///
     /// # Errors
-    /// Those of [`DependencyCache::get`], only when the controller was built without an answer.
+    /// Those of [`DependencyCache::get`], before any build only.
     pub async fn for_reconcile(&self) -> Result<Dependencies> {
         let built = *self.built_with.lock().unwrap_or_else(|e| e.into_inner());
         match built {
@@ -178,9 +176,14 @@ impl DependencyCache {
 mod tests {
     use super::*;
 
-    /// A client of a loopback port nothing listens on: every discovery fails.
+    /// A client of a loopback port nothing listens on (bound, then let go): every discovery fails at once.
     fn unreachable() -> Client {
-        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let config = kube::Config::new(format!("http://127.0.0.1:{port}").parse().unwrap());
         Client::try_from(config).unwrap()
     }
 
@@ -189,20 +192,22 @@ mod tests {
         let cache = DependencyCache::new(unreachable(), true);
         assert!(cache.get().await.is_err());
         assert_eq!(cache.last_known(), None);
-        // Built without an answer: a reconcile asks discovery itself, and fails (it retries with backoff) instead of
-        // reporting every dependency missing.
-        cache.built_with(None);
+        // Before any build: a reconcile asks discovery itself, and fails (it retries with backoff).
         assert!(cache.for_reconcile().await.is_err());
         // Built with one: that answer, whatever discovery says meanwhile.
         let keda_only = Dependencies {
             keda: true,
             ..Dependencies::NONE
         };
-        cache.built_with(Some(keda_only));
+        cache.built_with(keda_only);
         assert_eq!(cache.for_reconcile().await.unwrap(), keda_only);
         // The last answer is kept however old, for a rebuild while discovery fails.
-        *cache.cached.lock().unwrap() =
-            Some((Instant::now() - DEPENDENCY_TTL * 10, Dependencies::ALL));
+        *cache.cached.lock().unwrap() = Some((
+            Instant::now()
+                .checked_sub(DEPENDENCY_TTL)
+                .unwrap_or_else(Instant::now),
+            Dependencies::ALL,
+        ));
         assert_eq!(cache.last_known(), Some(Dependencies::ALL));
     }
 }

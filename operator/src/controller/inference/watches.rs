@@ -32,19 +32,14 @@ use crate::controller::runtime::{
 };
 
 /// Runs the controller until `stop` fires, built again with the watches of discovery's new answer each time it
-/// changes ([`restart_on_change`]). A discovery that fails gives the last answer it gave; without one the controller
-/// watches no optional kind, and its reconciles ask discovery themselves (failing and retrying while it fails) until
-/// an answer builds it again.
+/// changes ([`restart_on_change`]). A discovery that fails gives the last answer it gave; without one (it never
+/// answered in this process) the controller waits for the first, asking every [`DISCOVERY_RETRY`]: no service is
+/// reconciled meanwhile (readiness waits too), since none could be told truly what is installed.
 pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     let synced = Arc::new(AtomicBool::new(false));
     loop {
-        let deps = match ctx.dependencies.get().await {
-            Ok(deps) => Some(deps),
-            Err(error) => {
-                let last = ctx.dependencies.last_known();
-                tracing::warn!(%error, last_answer = ?last, "discovery failed: watching the kinds of its last answer");
-                last
-            }
+        let Some(deps) = discover(&ctx, &stop).await else {
+            return;
         };
         ctx.dependencies.built_with(deps);
         run_built(&ctx, deps, &stop, &synced).await;
@@ -58,14 +53,36 @@ pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     }
 }
 
+/// How often discovery is asked again while it has never answered (seconds: 5).
+pub const DISCOVERY_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Discovery's answer, else its last one, else the first it gives (asked every [`DISCOVERY_RETRY`]); `None` when
+/// `stop` fires first.
+async fn discover(ctx: &Context, stop: &StopSignal) -> Option<Dependencies> {
+    loop {
+        let error = match ctx.dependencies.get().await {
+            Ok(deps) => return Some(deps),
+            Err(error) => error,
+        };
+        if let Some(last) = ctx.dependencies.last_known() {
+            tracing::warn!(%error, last_answer = ?last, "discovery failed: watching the kinds of its last answer");
+            return Some(last);
+        }
+        tracing::warn!(%error, "discovery failed and never answered: InferenceServices wait for its first answer");
+        tokio::select! {
+            () = stop.clone().stopped() => return None,
+            () = tokio::time::sleep(DISCOVERY_RETRY) => {}
+        }
+    }
+}
+
 /// Fires `restart` once `stop` fires, or once discovery's answer (asked every [`DEPENDENCY_TTL`]) differs from
-/// `deps`, the answer the running controller was built with (`None`: any answer differs; a failed discovery changes
-/// nothing), and `store`, the
+/// `deps`, the answer the running controller was built with (a failed discovery changes nothing), and `store`, the
 /// controller's cache, has listed: kube's controller never finishes a graceful shutdown before its cache is ready (a
 /// review's finding: a restart while the InferenceService list still failed stopped the controller for good).
 async fn restart_on_change(
     ctx: Arc<Context>,
-    deps: Option<Dependencies>,
+    deps: Dependencies,
     store: ServiceStore,
     stop: StopSignal,
     restart: tokio::sync::watch::Sender<bool>,
@@ -73,12 +90,7 @@ async fn restart_on_change(
     let changed = async {
         loop {
             tokio::time::sleep(DEPENDENCY_TTL).await;
-            if ctx
-                .dependencies
-                .get()
-                .await
-                .is_ok_and(|now| Some(now) != deps)
-            {
+            if ctx.dependencies.get().await.is_ok_and(|now| now != deps) {
                 break;
             }
         }
@@ -91,18 +103,16 @@ async fn restart_on_change(
     let _ = restart.send(true);
 }
 
-/// Watches InferenceServices (through `DeserializeGuard`) and the children of the kinds `answer` says are served (none
-/// without an answer) until
+/// Watches InferenceServices (through `DeserializeGuard`) and the children of the kinds `deps` says are served until
 /// `stop` fires or discovery's answer changes ([`restart_on_change`]); then gives in-flight reconciles
 /// [`STOP_TIMEOUT`] to finish, as a shutdown does, and drops the rest. The first build whose cache lists marks the
 /// controller synced (`synced`: readiness counts it once per leadership).
 async fn run_built(
     ctx: &Arc<Context>,
-    answer: Option<Dependencies>,
+    deps: Dependencies,
     outer: &StopSignal,
     synced: &Arc<AtomicBool>,
 ) {
-    let deps = answer.unwrap_or(Dependencies::NONE);
     let (restart, stop) = StopSignal::new();
     // The controller's own cache of InferenceServices ([`primary_watch`]) is filled from every change, without
     // managedFields (nothing reads them, and as JSON trees they were half of the cache's memory); only changes of a
@@ -159,7 +169,7 @@ async fn run_built(
     mark_synced_once(ctx, store.clone(), KIND, synced.clone());
     let watching = tokio::spawn(restart_on_change(
         ctx.clone(),
-        answer,
+        deps,
         store,
         outer.clone(),
         restart,
