@@ -41,6 +41,14 @@ fn reference_grants() -> kube::core::ApiResource {
     )
 }
 
+/// The echo service from 0 to 2 replicas, woken by HTTP requests only (`scaling.http`).
+fn http_only_spec() -> Value {
+    let mut spec = echo_spec();
+    spec["replicas"] = json!({"min": 0, "max": 2});
+    spec["scaling"] = json!({"http": {"targetConcurrency": 4}});
+    spec
+}
+
 fn json_of(object: &DynamicObject) -> Value {
     serde_json::to_value(object).expect("objects serialize")
 }
@@ -192,9 +200,7 @@ async fn with_the_add_on_disabled_scaling_http_says_dependency_missing() -> anyh
         &["--http-add-on=disabled", "--http-add-on-namespace", ns],
     )?;
     create_gateway(&client, ns).await?;
-    let mut spec = echo_spec();
-    spec["replicas"] = json!({"min": 0, "max": 2});
-    spec["scaling"] = json!({"http": {"targetConcurrency": 4}});
+    let spec = http_only_spec();
     let isvcs = api(&client, ns, &isvc_resource());
     apply(&isvcs, "chat", spec).await?;
 
@@ -244,9 +250,7 @@ async fn a_missing_add_on_namespace_is_named_with_its_flag() -> anyhow::Result<(
     let missing = format!("{ns}-absent");
     let operator = operator(&cluster, ns, &["--http-add-on-namespace", &missing])?;
     create_gateway(&client, ns).await?;
-    let mut spec = echo_spec();
-    spec["replicas"] = json!({"min": 0, "max": 2});
-    spec["scaling"] = json!({"http": {"targetConcurrency": 4}});
+    let spec = http_only_spec();
     let isvcs = api(&client, ns, &isvc_resource());
     apply(&isvcs, "chat", spec).await?;
 

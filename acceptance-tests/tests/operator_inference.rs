@@ -642,6 +642,25 @@ async fn dependency_missing_is_reported_and_everything_else_keeps_serving() -> a
     Ok(())
 }
 
+/// Waits (60 s: process start, Lease and discovery on a slow machine) until the operator's log says discovery found
+/// KEDA's CRDs served (`keda`) or not.
+async fn discovered(operator: &OperatorProcess, keda: bool) -> anyhow::Result<()> {
+    let wanted = format!("\"keda\":{keda}");
+    wait_for(
+        &format!("discovery with {wanted}"),
+        Duration::from_secs(60),
+        || async {
+            let log = std::fs::read_to_string(&operator.log)?;
+            Ok(log
+                .lines()
+                .any(|l| l.contains("optional CRDs discovered") && l.contains(&wanted))
+                .then_some(()))
+        },
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))
+}
+
 /// `path` (a file or a folder of CRDs), deleted first if present: a reused private instance may still have the CRDs
 /// a test installs.
 fn absent_crds(cluster: &Cluster, path: &str) -> anyhow::Result<String> {
@@ -705,35 +724,10 @@ async fn crds_installed_after_the_operator_started_are_served() -> anyhow::Resul
 
     // The first discovery must not see KEDA yet (a review's finding: on a slow machine it could, and the change this
     // test is about would never happen).
-    let discovered = |keda: &'static str| {
-        let log = operator.log.clone();
-        move || {
-            let log = log.clone();
-            async move {
-                let log = std::fs::read_to_string(&log)?;
-                Ok(log
-                    .lines()
-                    .any(|l| l.contains("optional CRDs discovered") && l.contains(keda))
-                    .then_some(()))
-            }
-        }
-    };
-    wait_for(
-        "the first discovery",
-        Duration::from_secs(60),
-        discovered("\"keda\":false"),
-    )
-    .await
-    .map_err(|e| e.context(operator.log_tail()))?;
+    discovered(&operator, false).await?;
     // KEDA first: the next discovery (within 30 s) sees it while InferenceServices cannot be listed yet.
     cluster.kubectl_ok(&["apply", "--server-side", "-f", keda_crds])?;
-    wait_for(
-        "discovery to see KEDA",
-        Duration::from_secs(60),
-        discovered("\"keda\":true"),
-    )
-    .await
-    .map_err(|e| e.context(operator.log_tail()))?;
+    discovered(&operator, true).await?;
     // Past the next discovery, so the change is seen before the list can succeed.
     tokio::time::sleep(Duration::from_secs(35)).await;
     cluster.install_model_fleet_crds()?;

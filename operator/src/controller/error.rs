@@ -172,6 +172,23 @@ impl Error {
         }
     }
 
+    /// The same error with `note` appended to what it names (the `what` of [`Error::Fetch`], the `child` of
+    /// [`Error::Apply`]): context the step knows and the API server's words lack, such as where a namespace came
+    /// from. Other errors are returned unchanged.
+    pub fn noting(self, note: &str) -> Self {
+        match self {
+            Error::Fetch { what, source } => Error::Fetch {
+                what: what + note,
+                source,
+            },
+            Error::Apply { child, source } => Error::Apply {
+                child: child + note,
+                source,
+            },
+            other => other,
+        }
+    }
+
     /// A prune failure.
     pub fn prune(child: impl Into<String>, source: kube::Error) -> Self {
         Error::Prune {

@@ -146,17 +146,11 @@ pub async fn recreate(
 /// The apply's error, naming the re-creation and what to do: another manager keeps making the child invalid. The
 /// words stay the same from one retry to the next (no "N s ago"), so the status is not rewritten at each.
 fn fighting(refused: Error) -> Error {
-    match refused {
-        Error::Apply { child, source } => Error::Apply {
-            child: format!(
-                "{child} (re-created by the operator within the last {} minutes already: another manager keeps \
-                 changing it; stop that manager, or delete the child and the operator creates it again)",
-                RECREATE_COOLDOWN.as_secs() / 60
-            ),
-            source,
-        },
-        other => other,
-    }
+    refused.noting(&format!(
+        " (re-created by the operator within the last {} minutes already: another manager keeps changing it; stop \
+         that manager, or delete the child and the operator creates it again)",
+        RECREATE_COOLDOWN.as_secs() / 60
+    ))
 }
 
 /// Posts a Warning Event `Recreated` about `regarding` (the owner) saying that `child` was deleted and created again

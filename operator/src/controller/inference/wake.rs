@@ -176,20 +176,9 @@ pub async fn sweep_until_stopped(ctx: Arc<Context>, stop: StopSignal) {
 /// not found" alone did not say where the name came from).
 fn in_add_on_namespace(error: Error, ctx: &Context) -> Error {
     let namespace = &ctx.config.render.http_add_on.namespace;
-    let whence = format!(
+    error.noting(&format!(
         " in namespace {namespace} (the KEDA HTTP add-on's: --http-add-on-namespace, chart value httpAddOn.namespace)"
-    );
-    match error {
-        Error::Fetch { what, source } => Error::Fetch {
-            what: what + &whence,
-            source,
-        },
-        Error::Apply { child, source } => Error::Apply {
-            child: child + &whence,
-            source,
-        },
-        other => other,
-    }
+    ))
 }
 
 /// The namespace a grant admits (its [`LABEL_ROUTE_NAMESPACE`] label).

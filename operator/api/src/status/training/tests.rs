@@ -22,6 +22,18 @@ fn job(suspend: bool, status: JobStatus) -> Job {
     }
 }
 
+/// A Job whose 2 pods succeeded: `Complete` at second 7.
+fn completed() -> Job {
+    job(
+        false,
+        JobStatus {
+            succeeded: Some(2),
+            conditions: Some(vec![condition("Complete", "True", "CompletionsReached", 7)]),
+            ..Default::default()
+        },
+    )
+}
+
 fn condition(type_: &str, status: &str, reason: &str, when: i64) -> JobCondition {
     JobCondition {
         type_: type_.into(),
@@ -622,14 +634,7 @@ fn a_dataset_refusal_gives_way_once_the_job_is_created() {
 fn a_finished_run_is_not_suspended_by_a_late_cancel() {
     let mut run = training_run();
     run.spec.cancel = Some(true);
-    let done = job(
-        false,
-        JobStatus {
-            succeeded: Some(2),
-            conditions: Some(vec![condition("Complete", "True", "CompletionsReached", 7)]),
-            ..Default::default()
-        },
-    );
+    let done = completed();
     let (suspended, reason, message) = said(
         &run,
         &done,
@@ -672,14 +677,7 @@ fn a_finished_run_ignores_its_expiry() {
     let expiry = Timestamp::from_str("2026-12-03T00:00:00Z")
         .unwrap()
         .as_second();
-    let done = job(
-        false,
-        JobStatus {
-            succeeded: Some(2),
-            conditions: Some(vec![condition("Complete", "True", "CompletionsReached", 7)]),
-            ..Default::default()
-        },
-    );
+    let done = completed();
     assert_eq!(
         suspended_reason(&done, expiry + 60),
         (Reason::AsExpected, false)
