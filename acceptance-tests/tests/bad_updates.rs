@@ -5,6 +5,7 @@
 //! (b) an update the API server accepts but the operator cannot render (a fit no capacity class holds): `Ready=False`
 //!     and `Degraded=True, FitTooLarge` naming the fit, while nothing is applied or pruned.
 //! In both, the Deployment, Service and HTTPRoute keep their resourceVersion: not one write reached them.
+//! (c) While refused, the status' replica counts follow the Deployment that still runs.
 
 use std::time::Duration;
 
@@ -13,9 +14,11 @@ use acceptance_tests::inference::{
     api, apply, condition, create_gateway, echo_spec, isvc_resource, operator, route_resource,
     wait_condition,
 };
+use acceptance_tests::wait::wait_for;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use kube::Api;
+use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
 /// The resourceVersions of the service's Deployment, Service and HTTPRoute.
@@ -110,7 +113,7 @@ async fn invalid_updates_leave_the_running_children_untouched() -> anyhow::Resul
     // (b) Accepted by the API server, refused by render: the status says why, the children stay as they were.
     let mut too_large = echo_spec();
     too_large["gpu"] = json!({"count": 1, "fit": {"modules": [{"name": "weights", "weightsGiB": 900, "placement": "replicated"}]}});
-    apply(&isvcs, "echo", too_large).await?;
+    apply(&isvcs, "echo", too_large.clone()).await?;
     let object = wait_condition(
         &isvcs,
         "echo",
@@ -141,5 +144,35 @@ async fn invalid_updates_leave_the_running_children_untouched() -> anyhow::Resul
     )
     .await?;
     assert_eq!(children_versions(&client, ns.name(), "echo").await?, before);
+
+    // (c) While refused, the status counts what the Deployment of the last accepted spec runs: a replica added by
+    // hand (as someone on call might) shows in `readyReplicas` instead of the count recorded before the refusal.
+    apply(&isvcs, "echo", too_large).await?;
+    wait_condition(
+        &isvcs,
+        "echo",
+        "Ready",
+        "False",
+        Some("FitTooLarge"),
+        Duration::from_secs(30),
+    )
+    .await?;
+    Api::<Deployment>::namespaced(client.clone(), ns.name())
+        .patch(
+            "echo",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await?;
+    wait_for(
+        "readyReplicas 2 on the refused service",
+        Duration::from_secs(60),
+        || async {
+            let status = isvcs.get("echo").await?.data["status"].clone();
+            Ok((status["readyReplicas"] == 2 && status["replicas"] == 2).then_some(()))
+        },
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
     Ok(())
 }

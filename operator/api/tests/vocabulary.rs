@@ -338,7 +338,7 @@ fn inference_paths() -> Vec<DesiredCondition> {
         let object = isvc(spec);
         let rendered = render::render_inference(&object, &config);
         let refusal = rendered.children.as_ref().expect_err("refused");
-        out.extend(inference::refused(&object, &rendered.facts, refusal).conditions);
+        out.extend(inference::refused(&object, &rendered.facts, refusal, None).conditions);
     };
     refused(
         json!({"model": {"name": "m"}, "container": {"image": "i"}, "gpu": {"count": 1,

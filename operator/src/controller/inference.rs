@@ -347,8 +347,9 @@ fn requeue_after(ctx: &Context, settled: bool) -> Duration {
     }
 }
 
-/// render refused the spec (fit too large, no gateway): nothing is applied or pruned; the status says why and the
-/// object waits for a spec change.
+/// render refused the spec (fit too large, no gateway): nothing is applied or pruned; the status says why, with the
+/// replica counts of the Deployment the last accepted spec left running (one read: its watch reconciles the service
+/// when they change), and the object waits for a change.
 async fn refuse(
     ctx: &Context,
     isvc: &InferenceService,
@@ -356,7 +357,13 @@ async fn refuse(
     facts: &InferenceFacts,
     refusal: RenderError,
 ) -> Result<Action> {
-    let draft = status::refused(isvc, facts, &refusal);
+    let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &owner.namespace);
+    let running = deployments
+        .get_opt(&owner.name)
+        .await
+        .map_err(|e| Error::fetch(format!("Deployment {}/{}", owner.namespace, owner.name), e))?
+        .filter(|d| owner.owns(&d.metadata));
+    let draft = status::refused(isvc, facts, &refusal, running.as_ref());
     ctx.count_error(KIND, &Error::Render(refusal));
     write(ctx, isvc, owner, draft, &[]).await?;
     Ok(Action::await_change())

@@ -59,6 +59,16 @@ impl Owner {
         })
     }
 
+    /// Whether one of `child`'s `metadata.ownerReferences` names this owner's UID (a child of an earlier object of
+    /// the same name, or someone else's object, does not count).
+    pub fn owns(&self, child: &ObjectMeta) -> bool {
+        child
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|reference| reference.uid == self.uid)
+    }
+
     /// Whether `live` (the object's metadata as the API server has it now) is the object this reconcile read: the
     /// same incarnation (`metadata.uid`), not being deleted, at the same `metadata.generation` (a status write does
     /// not change it, so the operator's own writes never make a read outdated).

@@ -205,7 +205,7 @@ async fn fetch(ctx: &Context, run: &TrainingRun, owner: &Owner) -> Result<Fetche
         .items
         .into_iter()
         .filter(|job| job.metadata.deletion_timestamp.is_none())
-        .find(|job| job.owner_references().iter().any(|o| o.uid == owner.uid));
+        .find(|job| owner.owns(&job.metadata));
     let datasets = if run.spec.datasets.iter().flatten().next().is_some() {
         let api: Api<Dataset> = Api::namespaced(ctx.client.clone(), &owner.namespace);
         api.list(&ListParams::default())

@@ -87,8 +87,8 @@ pub fn check_datasets<'a>(
                 ),
             });
         }
-        let allowed = found.spec.allowed_service_accounts.iter().flatten();
-        if !allowed.into_iter().any(|a| a == sa) {
+        let mut allowed = found.spec.allowed_service_accounts.iter().flatten();
+        if !allowed.any(|a| a == sa) {
             return Err(DatasetRefusal {
                 reason: Reason::AccessDenied,
                 message: format!(

@@ -35,15 +35,11 @@ pub fn desired(
     facts: &InferenceFacts,
     observed: &Observed<'_>,
 ) -> Draft<InferenceServiceStatus> {
-    let deployment_status = observed.deployment.and_then(|d| d.status.as_ref());
+    let (replicas, ready_replicas) = counts(observed.deployment);
     Draft {
         status: InferenceServiceStatus {
-            replicas: Some(deployment_status.and_then(|s| s.replicas).unwrap_or(0)),
-            ready_replicas: Some(
-                deployment_status
-                    .and_then(|s| s.ready_replicas)
-                    .unwrap_or(0),
-            ),
+            replicas: Some(replicas),
+            ready_replicas: Some(ready_replicas),
             ..facts_status(isvc, facts)
         },
         conditions: {
@@ -54,19 +50,32 @@ pub fn desired(
     }
 }
 
-/// The status when render refused the spec: nothing was applied, so the replica counts and `url` still describe the
-/// running Deployment and route (kept from `isvc`'s status: a hunt saw a service refused for want of a Gateway
-/// announce a URL nothing served); the facts describe the current spec; `Ready=False` and `Degraded=True`
+/// `(status.replicas, status.readyReplicas)` of the live Deployment (0 for a missing count or Deployment).
+fn counts(deployment: Option<&Deployment>) -> (i32, i32) {
+    let status = deployment.and_then(|d| d.status.as_ref());
+    (
+        status.and_then(|s| s.replicas).unwrap_or(0),
+        status.and_then(|s| s.ready_replicas).unwrap_or(0),
+    )
+}
+
+/// The status when render refused the spec: nothing was applied, so the children of the last accepted spec keep
+/// running. The replica counts are read from their live `deployment` (`None`: it does not exist, so 0; recorded
+/// counts are never left to go stale while pods come and go) and the `url` still describes the running route (kept
+/// from `isvc`'s status: a hunt saw a service refused for want of a Gateway announce a URL nothing served); the
+/// facts describe the current spec; `Ready=False` and `Degraded=True`
 /// carry the refusal's reason ([`RenderError::reason`]: `FitTooLarge`, `FitUnsplittable`, `InvalidSpec`,
 /// `GatewayNotFound`) and message, as a TrainingRun's do. Not `ReconcileError`: the operator does not retry a refusal,
-/// it waits for the spec to change.
+/// it waits for the spec (or the Deployment, for its counts) to change.
 pub fn refused(
     isvc: &InferenceService,
     facts: &InferenceFacts,
     refusal: &RenderError,
+    deployment: Option<&Deployment>,
 ) -> Draft<InferenceServiceStatus> {
     let message = refusal.to_string();
     let previous = isvc.status.clone().unwrap_or_default();
+    let (replicas, ready_replicas) = counts(deployment);
     let mut conditions = vec![DesiredCondition::new(
         ConditionType::Ready,
         false,
@@ -92,8 +101,8 @@ pub fn refused(
     ));
     Draft {
         status: InferenceServiceStatus {
-            replicas: previous.replicas,
-            ready_replicas: previous.ready_replicas,
+            replicas: Some(replicas),
+            ready_replicas: Some(ready_replicas),
             url: previous.url,
             ..facts_status(isvc, facts)
         },

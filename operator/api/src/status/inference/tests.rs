@@ -616,10 +616,19 @@ fn a_refused_spec_says_why_on_ready_and_degraded_and_keeps_the_running_counts() 
         .children
         .as_ref()
         .expect_err("900 GiB fits no class");
-    let draft = refused(&isvc, &rendered.facts, refusal);
+    // The Deployment of the last accepted spec still runs: its counts, not the recorded ones (one of its pods went).
+    let running: Deployment =
+        serde_json::from_value(json!({"status": {"replicas": 2, "readyReplicas": 1}})).unwrap();
+    let draft = refused(&isvc, &rendered.facts, refusal, Some(&running));
     assert_eq!(
         (draft.status.replicas, draft.status.ready_replicas),
-        (Some(2), Some(2))
+        (Some(2), Some(1))
+    );
+    let gone = refused(&isvc, &rendered.facts, refusal, None);
+    assert_eq!(
+        (gone.status.replicas, gone.status.ready_replicas),
+        (Some(0), Some(0)),
+        "no Deployment runs: no replicas, whatever was recorded"
     );
     let find = |type_| {
         draft
@@ -666,13 +675,13 @@ fn a_refused_spec_says_why_on_ready_and_degraded_and_keeps_the_running_counts() 
     isvc.spec.gateway = Some(serde_json::from_value(json!({"hostnames": ["b.example"]})).unwrap());
     let rendered = crate::render::render_inference(&isvc, &crate::render::RenderConfig::default());
     let refusal = rendered.children.as_ref().expect_err("no Gateway");
-    let draft = refused(&isvc, &rendered.facts, refusal);
+    let draft = refused(&isvc, &rendered.facts, refusal, None);
     // Nothing routes it, so no URL (a hunt's finding: the spec's URL was announced); one routed before is kept.
     assert_eq!(rendered.facts.url.as_deref(), Some("http://b.example/"));
     assert_eq!(draft.status.url, None);
     isvc.status.as_mut().unwrap().url = Some("http://a.example/".into());
     assert_eq!(
-        refused(&isvc, &rendered.facts, refusal)
+        refused(&isvc, &rendered.facts, refusal, None)
             .status
             .url
             .as_deref(),
