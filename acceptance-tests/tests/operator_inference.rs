@@ -12,9 +12,9 @@ use std::time::Duration;
 use acceptance_tests::OperatorProcess;
 use acceptance_tests::cluster::PrivateCluster;
 use acceptance_tests::inference::{
-    accept_route, api, apply, condition, condition_message, echo_spec, isvc_resource, metric,
-    observed_current_generation, operator, resource, route_resource, scaled_object_resource,
-    wait_condition, wait_reconciled,
+    accept_route, api, apply, condition, condition_message, create_gateway, echo_spec,
+    isvc_resource, metric, observed_current_generation, operator, resource, route_resource,
+    scaled_object_resource, wait_condition, wait_reconciled,
 };
 use acceptance_tests::process::{OPERATOR_USER, operator_kubeconfig};
 use acceptance_tests::{Cluster, wait_for};
@@ -762,6 +762,105 @@ async fn crds_installed_after_the_operator_started_are_served() -> anyhow::Resul
         "{}",
         operator.log_tail()
     );
+    drop(operator);
+    drop(ns);
+    Ok(())
+}
+
+/// An aggregated API registered for KEDA's group version `keda.sh/v1alpha1` whose Service does not exist: the API
+/// server answers its discovery with 503 (the classic broken metrics-server, here on the group the operator asks).
+fn broken_keda_api_service() -> serde_json::Value {
+    json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+        "metadata": {"name": "v1alpha1.keda.sh"},
+        "spec": {"group": "keda.sh", "version": "v1alpha1", "groupPriorityMinimum": 100, "versionPriority": 100,
+            "insecureSkipTLSVerify": true,
+            "service": {"namespace": "default", "name": "missing-keda-metrics", "port": 443}}})
+}
+
+/// Whether the operator's log has a line containing `words`.
+fn logged(operator: &OperatorProcess, words: &str) -> anyhow::Result<bool> {
+    Ok(std::fs::read_to_string(&operator.log)?.contains(words))
+}
+
+/// Discovery failing (a broken aggregated API on a group it asks): before its first answer no InferenceService is
+/// reconciled (acting on a guess would report dependencies missing or write children of kinds not watched); once it
+/// answered, a later failure keeps that answer: services keep their routes, new ones get theirs, nobody is told a
+/// dependency is missing and the controller is not rebuilt (a review's finding: each service reported
+/// `DependencyMissing`).
+#[tokio::test]
+async fn a_failing_discovery_keeps_its_last_answer() -> anyhow::Result<()> {
+    let cluster = PrivateCluster::start("discovery-fails", &["--no-upstream-crds"])?;
+    let upstream = upstream_crds()?;
+    absent_crds(&cluster, &format!("{}/keda/", upstream.display()))?;
+    cluster.kubectl_ok(&[
+        "apply",
+        "--server-side",
+        "-f",
+        &format!("{}/gateway-api/", upstream.display()),
+    ])?;
+    cluster.install_model_fleet_crds()?;
+    let ns = cluster.namespace("discovery-fails").await?;
+    let client = cluster.client().await?;
+    create_gateway(&client, ns.name()).await?;
+    let broken = broken_keda_api_service();
+    cluster.kubectl_apply(&broken, &[])?;
+    let operator = operator(&cluster, ns.name(), &[])?;
+    let isvcs = api(&client, ns.name(), &isvc_resource());
+    let routes = api(&client, ns.name(), &route_resource());
+    apply(&isvcs, "early", echo_spec()).await?;
+
+    // Never answered: the service waits, nothing is written for it.
+    wait_for(
+        "discovery's first failure",
+        Duration::from_secs(60),
+        || async { Ok(logged(&operator, "discovery failed and never answered")?.then_some(())) },
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns.name());
+    assert!(deployments.get_opt("early").await?.is_none());
+    assert!(isvcs.get("early").await?.data.get("status").is_none());
+
+    // The first answer (the broken API gone: no KEDA, the Gateway API served) lets it be served.
+    cluster.kubectl_ok(&["delete", "apiservice", "v1alpha1.keda.sh"])?;
+    discovered(&operator, false).await?;
+    let route = |name: &'static str| {
+        let routes = routes.clone();
+        async move { Ok(routes.get_opt(name).await?) }
+    };
+    wait_for("early's HTTPRoute", Duration::from_secs(60), || {
+        route("early")
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+
+    // Broken again after an answer: the controller keeps the watches and the answer it was built with.
+    cluster.kubectl_apply(&broken, &[])?;
+    wait_for("a failed rediscovery", Duration::from_secs(90), || async {
+        Ok(logged(&operator, "discovery failed: keeping the watches")?.then_some(()))
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    let mut late = echo_spec();
+    late["gateway"]["hostnames"] = json!(["late.localhost"]);
+    apply(&isvcs, "late", late).await?;
+    wait_for("late's HTTPRoute", Duration::from_secs(60), || {
+        route("late")
+    })
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
+    for name in ["early", "late"] {
+        let object = isvcs.get(name).await?;
+        let reasons = serde_json::to_string(&object.data["status"]["conditions"])?;
+        assert!(!reasons.contains("DependencyMissing"), "{name}: {reasons}");
+    }
+    assert!(
+        !logged(&operator, "optional CRDs changed")?,
+        "{}",
+        operator.log_tail()
+    );
+    cluster.kubectl_ok(&["delete", "apiservice", "v1alpha1.keda.sh"])?;
     drop(operator);
     drop(ns);
     Ok(())

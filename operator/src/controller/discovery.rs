@@ -16,6 +16,13 @@ use super::error::{Error, Result};
 /// How long a discovery answer is reused (seconds: 30).
 pub const DEPENDENCY_TTL: Duration = Duration::from_secs(30);
 
+/// How long one group version's discovery may take before it counts as failed (seconds: 10). kube's client retries
+/// answers 503, 429 and 504 by itself for about 160 s (kube-client 5 `RetryPolicy::server_retry`: 15 attempts, the
+/// delay doubling from 5 ms), and a group version registered by an aggregated API whose Service is down answers 503
+/// (a broken metrics adapter, say): without this limit such a discovery stalled for minutes before failing, and the
+/// InferenceService controller waited that long for its first answer.
+pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// KEDA `ScaledObject` (`keda.sh/v1alpha1`, plural `scaledobjects`).
 pub fn scaled_object_resource() -> ApiResource {
     ApiResource::from_gvk_with_plural(
@@ -70,9 +77,14 @@ impl Dependencies {
 /// Whether the group version of `resource` serves its plural.
 ///
 /// # Errors
-/// API errors other than 404 (404 means the group version is not served: `Ok(false)`).
+/// [`Error::Fetch`]: API errors other than 404 (404 means the group version is not served: `Ok(false)`), and no
+/// answer within [`DISCOVERY_TIMEOUT`].
 pub async fn serves(client: &Client, resource: &ApiResource) -> Result<bool> {
-    match client.list_api_group_resources(&resource.api_version).await {
+    let asked = client.list_api_group_resources(&resource.api_version);
+    let answer = tokio::time::timeout(DISCOVERY_TIMEOUT, asked)
+        .await
+        .unwrap_or_else(|_| Err(timed_out()));
+    match answer {
         Ok(list) => Ok(list.resources.iter().any(|r| r.name == resource.plural)),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
         Err(e) => Err(Error::fetch(
@@ -80,6 +92,18 @@ pub async fn serves(client: &Client, resource: &ApiResource) -> Result<bool> {
             e,
         )),
     }
+}
+
+/// The error of a discovery past [`DISCOVERY_TIMEOUT`].
+fn timed_out() -> kube::Error {
+    kube::Error::Service(Box::new(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!(
+            "no answer within {} s (the API server kept answering 503, 429 or 504: an aggregated API of this group \
+             may be down, see `kubectl get apiservices`)",
+            DISCOVERY_TIMEOUT.as_secs()
+        ),
+    )))
 }
 
 /// Discovery answers cached for [`DEPENDENCY_TTL`].

@@ -90,8 +90,14 @@ async fn restart_on_change(
     let changed = async {
         loop {
             tokio::time::sleep(DEPENDENCY_TTL).await;
-            if ctx.dependencies.get().await.is_ok_and(|now| now != deps) {
-                break;
+            match ctx.dependencies.get().await {
+                Ok(now) if now != deps => break,
+                Ok(_) => {}
+                Err(error) => tracing::warn!(
+                    %error,
+                    built_with = ?deps,
+                    "discovery failed: keeping the watches the controller was built with"
+                ),
             }
         }
         listed(&store).await;
