@@ -113,17 +113,20 @@ async fn invalid_updates_leave_the_running_children_untouched() -> anyhow::Resul
     // (b) Accepted by the API server, refused by render: the status says why, the children stay as they were.
     let mut too_large = echo_spec();
     too_large["gpu"] = json!({"count": 1, "fit": {"modules": [{"name": "weights", "weightsGiB": 900, "placement": "replicated"}]}});
-    apply(&isvcs, "echo", too_large.clone()).await?;
-    let object = wait_condition(
-        &isvcs,
-        "echo",
-        "Ready",
-        "False",
-        Some("FitTooLarge"),
-        Duration::from_secs(30),
-    )
-    .await
-    .map_err(|e| e.context(operator.log_tail()))?;
+    let refused = || async {
+        apply(&isvcs, "echo", too_large.clone()).await?;
+        wait_condition(
+            &isvcs,
+            "echo",
+            "Ready",
+            "False",
+            Some("FitTooLarge"),
+            Duration::from_secs(30),
+        )
+        .await
+        .map_err(|e| e.context(operator.log_tail()))
+    };
+    let object = refused().await?;
     assert_eq!(
         condition(&object, "Degraded"),
         Some(("True".into(), "FitTooLarge".into()))
@@ -147,16 +150,7 @@ async fn invalid_updates_leave_the_running_children_untouched() -> anyhow::Resul
 
     // (c) While refused, the status counts what the Deployment of the last accepted spec runs: a replica added by
     // hand (as someone on call might) shows in `readyReplicas` instead of the count recorded before the refusal.
-    apply(&isvcs, "echo", too_large).await?;
-    wait_condition(
-        &isvcs,
-        "echo",
-        "Ready",
-        "False",
-        Some("FitTooLarge"),
-        Duration::from_secs(30),
-    )
-    .await?;
+    refused().await?;
     Api::<Deployment>::namespaced(client.clone(), ns.name())
         .patch(
             "echo",
