@@ -1174,3 +1174,63 @@ resource "modelfleet_inference" "later" {{
     assert_no_changes(&tf, "after taking over the object created again");
     tf.ok(&["destroy", "-auto-approve", "-no-color"]).unwrap();
 }
+
+/// A user's finding: two resources of one object name in one configuration both applied ("Creation complete" twice,
+/// each later apply flipping the object between them). Creates are create-only now: whichever write comes second
+/// fails with "already exists", the object is the first's, and the next apply says the same instead of flipping it.
+#[tokio::test]
+async fn two_resources_of_one_name_do_not_both_create_it() {
+    let cluster = Cluster::for_tests();
+    let ns = cluster
+        .model_fleet_namespace("tf-isvc-twins")
+        .await
+        .expect("namespace with the CRDs");
+    let ns = ns.name().to_string();
+    let twin = |resource: &str| {
+        format!(
+            r#"
+resource "modelfleet_inference" "{resource}" {{
+  name = "twin"
+  model {{
+    name = "{resource}"
+  }}
+  container {{
+    image = "hashicorp/http-echo:1.0"
+  }}
+}}
+"#
+        )
+    };
+    let main_tf = format!(
+        "{}{}{}",
+        provider_block(&cluster, &ns),
+        twin("a"),
+        twin("b")
+    );
+    let tf = terraform(&cluster, &ns, &main_tf);
+    for attempt in ["first apply", "second apply"] {
+        let (ok, text) = tf
+            .run_flat(&["apply", "-auto-approve", "-no-color"])
+            .unwrap();
+        assert!(!ok, "{attempt}: one of the twins must fail\n{text}");
+        assert_eq!(
+            text.matches(&format!("InferenceService {ns}/twin already exists"))
+                .count(),
+            1,
+            "{attempt}\n{text}"
+        );
+        let state = tf.ok(&["state", "list"]).unwrap();
+        assert_eq!(
+            state.lines().count(),
+            1,
+            "{attempt}: one twin in state\n{state}"
+        );
+        let model = get_json(&cluster, &ns, "inferenceservices.modelfleet.io", "twin")
+            .expect("the object exists")["spec"]["model"]["name"]
+            .clone();
+        assert!(
+            state.contains(&format!("modelfleet_inference.{}", model.as_str().unwrap())),
+            "{attempt}: the object is the one in state ({model})\n{state}"
+        );
+    }
+}

@@ -11,6 +11,15 @@ use serde_json::Value;
 
 use crate::conditions::Reason;
 
+/// `metadata.resourceVersion` of a create-only apply. A server-side apply whose body carries a `resourceVersion` is
+/// refused with 409 Conflict unless the live object has exactly that version, and creates the object when none
+/// exists (Kubernetes server-side apply: a `resourceVersion` in the applied configuration is a precondition). No
+/// object has this version: it is `i64::MAX`, beyond any etcd revision, and still a valid version for storage
+/// layers that keep revisions as signed 64-bit integers (kine, used by k3s and MicroK8s). The operator creates
+/// children with it, and the provider creates resources with it (a second resource of the same name fails instead of
+/// taking the first one's object over).
+pub const CREATE_ONLY_VERSION: &str = "9223372036854775807";
+
 /// A child's name taken by an object this resource does not own.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(

@@ -149,12 +149,7 @@ impl Live {
     }
 }
 
-/// `metadata.resourceVersion` of a create-only apply. A server-side apply whose body carries a `resourceVersion` is
-/// refused with 409 Conflict unless the live object has exactly that version, and creates the object when none
-/// exists (Kubernetes server-side apply: a `resourceVersion` in the applied configuration is a precondition). No
-/// object has this version: it is `i64::MAX`, beyond any etcd revision, and still a valid version for storage
-/// layers that keep revisions as signed 64-bit integers (kine, used by k3s and MicroK8s).
-pub const CREATE_ONLY_VERSION: &str = "9223372036854775807";
+pub use model_fleet_api::ownership::CREATE_ONLY_VERSION;
 
 /// The dynamic API of `resource` in `namespace`.
 pub fn dynamic_api(client: &Client, resource: &ApiResource, namespace: &str) -> Api<DynamicObject> {

@@ -17,6 +17,7 @@ use super::{CustomResource, DELETE_POLL, WAIT_POLL, live_facts, namespace_and_na
 use crate::config::DefaultNamespace;
 use crate::diag::{AttrPath, Diagnostics};
 use crate::value::Value;
+use model_fleet_api::ownership::CREATE_ONLY_VERSION;
 
 /// What a server-side apply of [`CustomResource::create_or_update`] wrote.
 pub(super) struct Written {
@@ -104,7 +105,8 @@ impl<K: Kind> CustomResource<K> {
             (&mut spec, &configured),
             takeover,
         )?;
-        let manifest = self.manifest(&namespace, &name, spec);
+        let creating = prior.is_null();
+        let manifest = self.manifest(&namespace, &name, spec, creating);
         let apply = |force: bool| {
             let mut params = PatchParams::apply(&ctx.config.field_manager);
             if force {
@@ -124,7 +126,7 @@ impl<K: Kind> CustomResource<K> {
             }
             other => other,
         }
-        .map_err(|e| self.api_error(e, Action::Apply, &object, ctx))?;
+        .map_err(|e| self.apply_error(e, creating, &object, ctx))?;
         let uid = written.metadata.uid.clone();
         let warnings = kept_by_others(&self.api.kind, &object, &written, manifest["spec"].clone());
         // The CRDs add no defaults, so the object holds exactly the planned spec: the new state is the plan (every
@@ -161,15 +163,7 @@ impl<K: Kind> CustomResource<K> {
     ) -> Result<(bool, Option<Json>), Diagnostics> {
         let force = ctx.config.force_conflicts;
         match existing {
-            Some(_) if prior.is_null() => Err(Diagnostics::error(
-                format!("{} {object} already exists", self.api.kind),
-                format!(
-                    "An object with this name exists but is not in Terraform state. Import it with: terraform import \
-                     {}.<name> {object}. (If this plan replaces the resource with create_before_destroy, the new \
-                     object needs a name of its own: change the name, or remove create_before_destroy.)",
-                    K::TYPE_NAME
-                ),
-            )),
+            Some(_) if prior.is_null() => Err(already_exists::<K>(&self.api.kind, object)),
             Some(live) if live.metadata.deletion_timestamp.is_some() => {
                 Err(being_deleted(&self.api.kind, object, &live))
             }
@@ -188,14 +182,37 @@ impl<K: Kind> CustomResource<K> {
         }
     }
 
-    /// The object as server-side apply takes it: `spec` under this kind's API version, name and namespace.
-    fn manifest(&self, namespace: &str, name: &str, spec: Json) -> Json {
-        serde_json::json!({
+    /// The object as server-side apply takes it: `spec` under this kind's API version, name and namespace. `creating`:
+    /// create-only ([`CREATE_ONLY_VERSION`]), so an object of this name made since the read before the write (by
+    /// another resource of the same name in this apply, say) fails the write with 409 instead of being taken over.
+    fn manifest(&self, namespace: &str, name: &str, spec: Json, creating: bool) -> Json {
+        let mut manifest = serde_json::json!({
             "apiVersion": self.api.api_version,
             "kind": self.api.kind,
             "metadata": { "name": name, "namespace": namespace },
             "spec": spec,
-        })
+        });
+        if creating {
+            manifest["metadata"]["resourceVersion"] = Json::from(CREATE_ONLY_VERSION);
+        }
+        manifest
+    }
+
+    /// The diagnostics of a failed apply of `object`: a conflict of a create is the object made meanwhile
+    /// ([`already_exists`]); anything else as [`CustomResource::api_error`] says.
+    fn apply_error(
+        &self,
+        error: kube::Error,
+        creating: bool,
+        object: &str,
+        ctx: &ProviderContext,
+    ) -> Diagnostics {
+        match error {
+            kube::Error::Api(status) if creating && status.is_conflict() => {
+                already_exists::<K>(&self.api.kind, object)
+            }
+            error => self.api_error(error, Action::Apply, object, ctx),
+        }
     }
 
     /// One read of a wait through `api`: `Ok(Ok(json))` with the object's JSON (`None` when it is gone), `Ok(Err(why))`
@@ -340,6 +357,21 @@ fn being_deleted(kind: &str, object: &str, live: &DynamicObject) -> Diagnostics 
         format!(
             "The object has a deletion timestamp{held}, so a change to it would be lost with it. Wait until it is \
              gone (the controller owning a finalizer removes it), then plan again: the plan creates it."
+        ),
+    )
+}
+
+/// The error of a create that finds `object` (`namespace/name` of `kind`) there already: made outside Terraform, or
+/// by another resource of this configuration with the same name.
+fn already_exists<K: Kind>(kind: &str, object: &str) -> Diagnostics {
+    Diagnostics::error(
+        format!("{kind} {object} already exists"),
+        format!(
+            "An object with this name exists already: made outside Terraform (import it with: terraform import \
+             {}.<name> {object}), or by another resource of this configuration with the same name (give each its \
+             own name). If this plan replaces the resource with create_before_destroy, the new object needs a name of \
+             its own: change the name, or remove create_before_destroy.",
+            K::TYPE_NAME
         ),
     )
 }
