@@ -13,29 +13,27 @@ pub const FINALIZER: &str = "modelfleet.io/dataset-in-use";
 
 /// Whether `run` uses `dataset`: same namespace, a `spec.datasets[]` entry naming it (without another namespace)
 /// with its version, the run is not finished (Succeeded, Failed, Cancelled) nor being deleted, and either its Job was
-/// created (`status.jobName`: its mounts are fixed, whatever the allowlist says since) or its status shows no Dataset
-/// refusal (`DatasetsReady=False`). A run referencing another version does not use this one. A run the Dataset check
-/// refused (the allowlist, or a Dataset being deleted: [`check_datasets`]) never starts, so it does not hold a
-/// deletion (a hunt saw one wait on such a run for good); a run not refused yet holds it, so a Job being created
-/// while the deletion begins is never left without its Dataset.
+/// created (`status.jobName`: its mounts are fixed, whatever the allowlist says since) or its status shows no
+/// refusal by this Dataset ([`refused_by`]). A run referencing another version does not use this one. A run this
+/// Dataset refused (its allowlist, or its deletion: [`check_datasets`]) does not start while that holds, so it does
+/// not hold the deletion (a hunt saw one wait on such a run for good). Any other run holds it: one not refused yet, or
+/// refused by another of its Datasets, may be creating its Job right now (a review's finding: a run refused for a
+/// missing Dataset let go of the others, and one deleted the moment the missing one was created was gone while the
+/// run's new Job used it).
 ///
 /// [`check_datasets`]: crate::render::check_datasets
 pub fn uses(run: &TrainingRun, dataset: &Dataset) -> bool {
     let namespace = dataset.namespace();
     let status = run.status.as_ref();
-    let job_created = TrainingRunStatus::job_recorded(status);
-    let refused = status
-        .and_then(|s| s.conditions.as_deref())
-        .and_then(|c| conditions::find(c, ConditionType::DatasetsReady))
-        .is_some_and(|c| c.status == ConditionStatus::False.as_str());
+    let name = dataset.name_any();
+    let exempt = !TrainingRunStatus::job_recorded(status) && refused_by(run, &name);
     if run.namespace() != namespace
         || run.meta().deletion_timestamp.is_some()
         || is_finished(status.and_then(|s| s.phase))
-        || (refused && !job_created)
+        || exempt
     {
         return false;
     }
-    let name = dataset.name_any();
     run.spec.datasets.iter().flatten().any(|r| {
         r.name == name
             && r.version == dataset.spec.version
@@ -43,6 +41,38 @@ pub fn uses(run: &TrainingRun, dataset: &Dataset) -> bool {
                 .as_ref()
                 .is_none_or(|ns| Some(ns) == namespace.as_ref())
     })
+}
+
+/// Whether the Dataset refusal `run`'s status records (`DatasetsReady=False`) is about the Dataset named `name`. The
+/// message says ([`check_datasets`]'s words): it starts with the reference `spec.datasets[i]` (not found, being
+/// deleted, another version or namespace), or names the Dataset whose allowlist lacks the run's ServiceAccount.
+///
+/// [`check_datasets`]: crate::render::check_datasets
+fn refused_by(run: &TrainingRun, name: &str) -> bool {
+    let Some(refusal) = run
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_deref())
+        .and_then(|c| conditions::find(c, ConditionType::DatasetsReady))
+        .filter(|c| c.status == ConditionStatus::False.as_str())
+    else {
+        return false;
+    };
+    let message = refusal.message.as_str();
+    let index = message
+        .strip_prefix("spec.datasets[")
+        .and_then(|rest| rest.split_once(']'))
+        .and_then(|(index, _)| index.parse::<usize>().ok());
+    match index {
+        Some(index) => run
+            .spec
+            .datasets
+            .iter()
+            .flatten()
+            .nth(index)
+            .is_some_and(|r| r.name == name),
+        None => message.contains(&format!("allowedServiceAccounts of Dataset {name};")),
+    }
 }
 
 /// `namespace/name` of every run in `runs` that [`uses`] `dataset`, sorted (the `usedBy` status field).

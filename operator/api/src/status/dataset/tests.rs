@@ -51,25 +51,30 @@ fn only_unfinished_runs_of_the_same_namespace_and_version_use_a_dataset() {
     assert_eq!(used_by(&all, &d), vec!["ml/a", "ml/b"]);
 }
 
-/// A hunt's findings and their review: a run the Dataset check refused never starts, so it must not hold the Dataset's
-/// deletion; a run not refused yet holds it (its Job may be on its way); a run whose Job exists holds it whatever the
-/// allowlist says since; and a Dataset being deleted admits no new run, while one whose Job exists still renders.
-#[test]
-fn refused_runs_do_not_hold_a_deletion_and_a_deleted_dataset_admits_no_new_run() {
-    let r = json!([{"name": "corpus", "version": "3", "mountPath": "/d"}]);
-    let refusal = crate::conditions::merge(
+/// The run's status with the `DatasetsReady=False` condition of `refusal` (the Dataset check's own words).
+fn refused(mut run: TrainingRun, refusal: &crate::render::DatasetRefusal) -> TrainingRun {
+    run.status.get_or_insert_default().conditions = Some(crate::conditions::merge(
         &[],
         &[DesiredCondition::new(
             ConditionType::DatasetsReady,
             false,
-            Reason::AccessDenied,
-            "not allowed",
+            refusal.reason,
+            refusal.message.clone(),
         )],
         Some(1),
         &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
             k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
         ),
-    );
+    ));
+    run
+}
+
+/// A hunt's findings and their review: a run this Dataset refused never starts, so it must not hold the Dataset's
+/// deletion; a run not refused yet holds it (its Job may be on its way); a run whose Job exists holds it whatever the
+/// allowlist says since; and a Dataset being deleted admits no new run, while one whose Job exists still renders.
+#[test]
+fn refused_runs_do_not_hold_a_deletion_and_a_deleted_dataset_admits_no_new_run() {
+    let r = json!([{"name": "corpus", "version": "3", "mountPath": "/d"}]);
     let mut stranger = run("s", "ml", r.clone(), None);
     stranger.spec.service_account_name = Some("stranger".into());
     let mut d = dataset("3");
@@ -77,11 +82,18 @@ fn refused_runs_do_not_hold_a_deletion_and_a_deleted_dataset_admits_no_new_run()
         uses(&stranger, &d),
         "not refused yet: its reconcile may be creating the Job"
     );
-    stranger.status.as_mut().unwrap().conditions = Some(refusal.clone());
-    assert!(!uses(&stranger, &d), "refused: it never starts");
-    let mut started = run("a", "ml", r.clone(), Some(TrainingPhase::Running));
+    let denied = crate::render::check_datasets(&stranger, std::slice::from_ref(&d)).unwrap_err();
+    assert_eq!(denied.reason, Reason::AccessDenied);
+    let stranger = refused(stranger, &denied);
+    assert!(
+        !uses(&stranger, &d),
+        "refused by its allowlist: it never starts"
+    );
+    let mut started = refused(
+        run("a", "ml", r.clone(), Some(TrainingPhase::Running)),
+        &denied,
+    );
     started.status.as_mut().unwrap().job_name = Some("a".into());
-    started.status.as_mut().unwrap().conditions = Some(refusal);
     d.spec.allowed_service_accounts = Some(vec!["someone-else".into()]);
     assert!(uses(&started, &d), "its Job's mounts are fixed");
     let pending = run("p", "ml", r, None);
@@ -93,18 +105,36 @@ fn refused_runs_do_not_hold_a_deletion_and_a_deleted_dataset_admits_no_new_run()
         used_by(&[&pending, &started, &stranger], &d),
         vec!["ml/a", "ml/p"]
     );
-    let refused = crate::render::check_datasets(&pending, std::slice::from_ref(&d)).unwrap_err();
-    assert_eq!(refused.reason, Reason::DatasetNotFound);
+    let deleting = crate::render::check_datasets(&pending, std::slice::from_ref(&d)).unwrap_err();
+    assert_eq!(deleting.reason, Reason::DatasetNotFound);
     assert!(
-        refused.message.contains("is being deleted"),
+        deleting.message.contains("is being deleted"),
         "{}",
-        refused.message
+        deleting.message
+    );
+    assert!(
+        !uses(&refused(pending, &deleting), &d),
+        "refused for this Dataset's deletion: it never starts"
     );
     started.status.as_mut().unwrap().conditions = None;
     assert!(
         crate::render::check_datasets(&started, std::slice::from_ref(&d)).is_ok(),
         "a run whose Job exists keeps rendering while the deletion waits for it"
     );
+}
+
+/// A review's finding: a run refused because another of its Datasets was missing let go of this one, which a delete
+/// then removed at once, while creating the missing Dataset let the run create its Job: the refusal of another
+/// Dataset holds this one.
+#[test]
+fn a_run_refused_by_another_dataset_holds_this_one() {
+    let d = dataset("3");
+    let refs = json!([{"name": "missing", "version": "1", "mountPath": "/m"},
+        {"name": "corpus", "version": "3", "mountPath": "/d"}]);
+    let pending = run("p", "ml", refs, None);
+    let not_found = crate::render::check_datasets(&pending, std::slice::from_ref(&d)).unwrap_err();
+    assert_eq!(not_found.reason, Reason::DatasetNotFound);
+    assert!(uses(&refused(pending, &not_found), &d));
 }
 
 #[test]
