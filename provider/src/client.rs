@@ -3,6 +3,8 @@
 //! plans of new resources work without a reachable cluster and before the CRDs exist
 //! (DESIGN.md section 6).
 
+use std::ffi::OsString;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -28,9 +30,17 @@ pub enum ClientError {
         /// Parser message.
         reason: String,
     },
-    /// Reading or resolving a kubeconfig failed.
+    /// A kubeconfig file could not be read (kube's own message quotes the path twice, as `'"path"'`).
+    #[error("kubeconfig: failed to read kubeconfig from '{}': {source}", path.display())]
+    ReadKubeconfig {
+        /// The file, `~` expanded.
+        path: PathBuf,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
+    /// Resolving a kubeconfig failed.
     #[error("kubeconfig: {0}")]
-    Kubeconfig(#[from] kube::config::KubeconfigError),
+    Kubeconfig(kube::config::KubeconfigError),
     /// No configuration could be inferred.
     #[error("no cluster configuration found (set kubeconfig_path or host, or KUBECONFIG): {0}")]
     Infer(#[from] kube::config::InferConfigError),
@@ -40,6 +50,17 @@ pub enum ClientError {
     /// Credentials could not be assembled.
     #[error("credentials: {0}")]
     Credentials(String),
+}
+
+impl From<kube::config::KubeconfigError> for ClientError {
+    fn from(error: kube::config::KubeconfigError) -> Self {
+        match error {
+            kube::config::KubeconfigError::ReadConfig(source, path) => {
+                ClientError::ReadKubeconfig { path, source }
+            }
+            other => ClientError::Kubeconfig(other),
+        }
+    }
 }
 
 impl ClientError {
@@ -140,7 +161,7 @@ pub async fn kube_config(config: &ProviderConfig) -> Result<kube::Config, Client
         };
         match &config.kubeconfig_path {
             Some(path) => {
-                let file = Kubeconfig::read_from(path)?;
+                let file = Kubeconfig::read_from(expand_home(path, std::env::var_os("HOME")))?;
                 kube::Config::from_custom_kubeconfig(file, &options).await?
             }
             None if config.kubeconfig_context.is_some() => {
@@ -155,6 +176,22 @@ pub async fn kube_config(config: &ProviderConfig) -> Result<kube::Config, Client
     kube_config.connect_timeout = Some(Duration::from_secs(10));
     kube_config.read_timeout = Some(Duration::from_secs(60));
     Ok(kube_config)
+}
+
+/// `path` with a leading `~/` (or a lone `~`) replaced by the home directory `home` (`$HOME`), as a shell would: the
+/// documented `kubeconfig_path = "~/.kube/config"` reaches the provider unexpanded. Unchanged when `home` is unset or
+/// empty, and for `~user/...`.
+fn expand_home(path: &str, home: Option<OsString>) -> PathBuf {
+    let Some(home) = home.filter(|h| !h.is_empty()) else {
+        return PathBuf::from(path);
+    };
+    match path.strip_prefix('~') {
+        Some("") => PathBuf::from(home),
+        Some(rest) if rest.starts_with('/') => {
+            PathBuf::from(home).join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(path),
+    }
 }
 
 async fn build(config: &ProviderConfig) -> Result<(kube::Client, String), ClientError> {
@@ -200,9 +237,55 @@ mod tests {
             kubeconfig_path: Some("/nonexistent/kubeconfig".into()),
             ..ProviderConfig::default()
         };
-        assert!(matches!(
-            kube_config(&config).await,
-            Err(ClientError::Kubeconfig(_))
-        ));
+        let err = kube_config(&config).await.unwrap_err();
+        assert!(matches!(err, ClientError::ReadKubeconfig { .. }), "{err:?}");
+        // The path quoted once, not as kube's `'"/nonexistent/kubeconfig"'`.
+        let message = err.to_string();
+        assert!(
+            message.starts_with(
+                "kubeconfig: failed to read kubeconfig from '/nonexistent/kubeconfig': "
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_leading_tilde_is_the_home_directory() {
+        let home = || Some(OsString::from("/home/ada"));
+        assert_eq!(
+            expand_home("~/.kube/config", home()),
+            PathBuf::from("/home/ada/.kube/config")
+        );
+        assert_eq!(expand_home("~", home()), PathBuf::from("/home/ada"));
+        assert_eq!(expand_home("~//kc", home()), PathBuf::from("/home/ada/kc"));
+        // Only a leading `~/` or a lone `~`: no other user's home, no `~` elsewhere.
+        for kept in ["~ada/kc", "/tmp/~/kc", "kc~", "./~/kc", "/etc/kc"] {
+            assert_eq!(expand_home(kept, home()), PathBuf::from(kept), "{kept}");
+        }
+        // No home: the path as written (reading it then fails naming it).
+        assert_eq!(
+            expand_home("~/.kube/config", None),
+            PathBuf::from("~/.kube/config")
+        );
+        assert_eq!(
+            expand_home("~/.kube/config", Some(OsString::new())),
+            PathBuf::from("~/.kube/config")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_tilde_kubeconfig_path_is_read_from_home() {
+        let home = std::env::var_os("HOME").expect("HOME is set in tests");
+        let config = ProviderConfig {
+            kubeconfig_path: Some("~/.model-fleet-no-such-kubeconfig".into()),
+            ..ProviderConfig::default()
+        };
+        let Err(ClientError::ReadKubeconfig { path, .. }) = kube_config(&config).await else {
+            panic!("the file does not exist");
+        };
+        assert_eq!(
+            path,
+            PathBuf::from(home).join(".model-fleet-no-such-kubeconfig")
+        );
     }
 }

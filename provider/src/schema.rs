@@ -306,8 +306,8 @@ pub fn provider_schema() -> Schema {
                 Attribute::optional(
                     "kubeconfig_path",
                     s.clone(),
-                    "Path to a kubeconfig file. Defaults to KUBECONFIG, ~/.kube/config or the \
-                     in-cluster service account.",
+                    "Path to a kubeconfig file; a leading `~/` is the home directory ($HOME). Defaults \
+                     to KUBECONFIG, ~/.kube/config or the in-cluster service account.",
                 ),
                 Attribute::optional(
                     "kubeconfig_context",
