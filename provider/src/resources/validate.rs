@@ -6,7 +6,7 @@ use model_fleet_api::names;
 use serde_json::Value as Json;
 
 use super::attributes::{NAME, NAMESPACE, WAIT_FOR};
-use super::fields::{self, Field};
+use super::fields::{self, Field, FieldKind};
 use super::kind::Kind;
 use super::timeouts;
 use crate::diag::{AttrPath, Diagnostics};
@@ -18,6 +18,7 @@ pub fn config<K: Kind>(fields: &[Field], spec_schema: &Json, config: &Value) -> 
     let kind = K::Object::kind(&());
     diags.extend(timeouts::validate(config));
     diags.extend(against_schema(&kind, fields, spec_schema, config));
+    required_blocks(fields, config, (&AttrPath::root(), None), &mut diags);
     if let Some(Value::String(wait_for)) = config.get(WAIT_FOR)
         && !K::WAIT_VALUES.contains(&wait_for.as_str())
     {
@@ -108,4 +109,79 @@ pub fn against_schema(
         );
     }
     diags
+}
+
+/// The required list and map blocks of the known part of `config` (at `path`, inside the block `parent`) that are
+/// absent or empty, such as `gpu.fit.modules` in a `fit {}`: Terraform's schema cannot require them (only a single block
+/// takes `min_items`, see [`fields::add_to_block`]) and [`against_schema`] leaves required values to Terraform, so
+/// without this the plan or the API server would refuse them, with a decoder's message. Unknown values are not judged.
+fn required_blocks(
+    fields: &[Field],
+    config: &Value,
+    (path, parent): (&AttrPath, Option<&str>),
+    diags: &mut Diagnostics,
+) {
+    for field in fields {
+        let value = config.get(&field.tf_name).unwrap_or(&Value::Null);
+        let here = path.attr(&field.tf_name);
+        let inside = (&here, Some(field.tf_name.as_str()));
+        match (&field.kind, value) {
+            (_, Value::Unknown) => {}
+            (FieldKind::Single(children), Value::Object(_)) => {
+                required_blocks(children, value, inside, diags);
+            }
+            (FieldKind::List(children), Value::List(items)) if !items.is_empty() => {
+                for (i, item) in items.iter().enumerate() {
+                    required_blocks(children, item, (&here.index(i), inside.1), diags);
+                }
+            }
+            (FieldKind::Map(children), Value::Map(items)) if !items.is_empty() => {
+                for (key, item) in items {
+                    required_blocks(children, item, (&here.key(key), inside.1), diags);
+                }
+            }
+            (FieldKind::List(children) | FieldKind::Map(children), _) if field.required => {
+                diags.push_error(
+                    Some(here),
+                    format!("Missing {} block", field.tf_name),
+                    missing_block(field, children, parent),
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What to write for the required block `field` (with its `children`) missing inside the block `parent`.
+fn missing_block(field: &Field, children: &[Field], parent: Option<&str>) -> String {
+    let name = &field.tf_name;
+    let required: Vec<&str> = children
+        .iter()
+        .filter(|c| c.required)
+        .map(|c| c.tf_name.as_str())
+        .collect();
+    let setting = match required.as_slice() {
+        [] => String::new(),
+        [only] => format!(", setting {only}"),
+        [first @ .., last] => format!(", setting {} and {last}", first.join(", ")),
+    };
+    let (holder, or_remove) = parent.map_or_else(
+        || ("The resource".to_string(), String::new()),
+        |p| {
+            (
+                format!("A `{p}` block"),
+                format!(", or remove the `{p}` block"),
+            )
+        },
+    );
+    let what = field.description.trim().trim_end_matches('.');
+    let what = if what.is_empty() {
+        String::new()
+    } else {
+        format!(" ({what})")
+    };
+    format!(
+        "{holder} needs at least one `{name}` block{what}: add one{setting}{or_remove}. The API server refuses it \
+         without."
+    )
 }

@@ -286,8 +286,19 @@ pub fn add_to_block(block: &mut Block, fields: &[Field]) {
             }
         };
         let nested = |nesting: Nesting, children: &[Field]| {
+            // Terraform cannot require a list or map block (`min_items` below), so the documentation marks it
+            // Optional: its description says it is not (`validate::config` checks it).
+            let description = if field.required && nesting != Nesting::Single {
+                format!(
+                    "{} At least one `{}` block is required.",
+                    field.description.trim_end(),
+                    field.tf_name
+                )
+            } else {
+                field.description.clone()
+            };
             let mut body = Block {
-                description: field.description.clone(),
+                description: description.trim_start().to_string(),
                 ..Block::default()
             };
             add_to_block(&mut body, children);

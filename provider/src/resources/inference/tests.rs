@@ -574,3 +574,53 @@ fn a_request_above_its_limit_fails_validation_on_the_request() {
         "{found:?}"
     );
 }
+
+// A user trial: `gpu { count = 1; fit {} }` passed validate and plan, then the plan's fit failed with a decoder's
+// "missing field `modules`" on `gpu`. The CRD requires at least one module; Terraform cannot (a list block).
+#[test]
+fn a_fit_without_modules_fails_validation_on_modules() {
+    let resource = inference();
+    let fields = resource.fields();
+    let spec = json!({"model": {"name": "m"}, "container": {"image": "i"},
+        "gpu": {"count": 1, "fit": {"marginPercent": 10}}});
+    let mut value = resource_value(fields, "m", spec);
+    // Terraform sends an absent list block as an empty list; null is judged the same.
+    for modules in [Value::List(vec![]), Value::Null] {
+        set(&mut value, &["gpu", "fit", "modules"], modules);
+        let diags = resource.validate(&value);
+        assert_eq!(diags.0.len(), 1, "{diags:?}");
+        let (path, detail) = &paths_and_details(&diags)[0];
+        assert_eq!(path, "gpu.fit.modules");
+        assert_eq!(diags.0[0].summary, "Missing modules block");
+        assert_eq!(
+            detail,
+            "A `fit` block needs at least one `modules` block (Memory consumers): add one, setting name, \
+             placement and weights_gib, or remove the `fit` block. The API server refuses it without."
+        );
+    }
+    // Unknown (a `dynamic "modules"` over a value known only at apply) is not judged.
+    set(&mut value, &["gpu", "fit", "modules"], Value::Unknown);
+    assert!(resource.validate(&value).0.is_empty());
+    // Modules given, or no fit at all: nothing to say.
+    assert!(
+        resource
+            .validate(&resource_value(fields, "m", fit_spec(10.0, 1, None)))
+            .0
+            .is_empty()
+    );
+    set(&mut value, &["gpu", "fit"], Value::Null);
+    assert!(resource.validate(&value).0.is_empty());
+    // The documentation, which marks a list block Optional, says it is required.
+    let fit = resource
+        .schema()
+        .block
+        .nested("gpu")
+        .unwrap()
+        .block
+        .nested("fit")
+        .unwrap();
+    assert_eq!(
+        fit.block.nested("modules").unwrap().block.description,
+        "Memory consumers. At least one `modules` block is required."
+    );
+}

@@ -157,3 +157,20 @@ fn a_run_missing_pods_says_why_while_waiting() {
         WaitState::Stalled(format!("phase is Pending, not Succeeded ({stalled})"))
     );
 }
+
+// The inference trial's `fit {}` on a TrainingRun: a validation error on `gpu.fit.modules`, not the plan's decoder's.
+#[test]
+fn a_fit_without_modules_fails_validation_on_modules() {
+    let resource = training();
+    let fields = resource.fields();
+    let spec = json!({"container": {"image": "i"}, "gpu": {"count": 1, "fit": {"shards": 1}}});
+    let mut value = resource_value(fields, "r", spec);
+    set(&mut value, &["gpu", "fit", "modules"], Value::List(vec![]));
+    let diags = resource.validate(&value);
+    let paths: Vec<String> = diags
+        .0
+        .iter()
+        .map(|d| d.path.as_ref().map(ToString::to_string).unwrap_or_default())
+        .collect();
+    assert!(paths.contains(&"gpu.fit.modules".to_string()), "{diags:?}");
+}
