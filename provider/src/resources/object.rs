@@ -491,6 +491,7 @@ impl<K: Kind> Resource for CustomResource<K> {
 }
 
 mod schema;
+mod terminating;
 mod write;
 
 #[cfg(test)]

@@ -376,25 +376,33 @@ fn already_exists<K: Kind>(kind: &str, object: &str) -> Diagnostics {
     )
 }
 
-fn delete_timed_out(
+pub(super) fn delete_timed_out(
     kind: &str,
     object: &str,
     timeout: Duration,
     current: &DynamicObject,
 ) -> Diagnostics {
-    let finalizers = current.metadata.finalizers.clone().unwrap_or_default();
-    let blocking = if finalizers.is_empty() {
-        "no finalizers are set; the API server has not finished deleting it".to_string()
-    } else {
-        format!("it is held by finalizers: {}", finalizers.join(", "))
-    };
+    let blocking = super::terminating::holders(current).map_or_else(
+        || "no finalizers are set; the API server has not finished deleting it".to_string(),
+        |held| {
+            if super::terminating::used_by(current).is_empty() {
+                format!(
+                    "{held}. The controller owning a finalizer must remove it (for example when a TrainingRun \
+                     using the Dataset finishes)"
+                )
+            } else {
+                held
+            }
+        },
+    );
+    let secs = timeout.as_secs();
     Diagnostics::error(
         format!("Timed out deleting {kind} {object}"),
         format!(
-            "The object still exists after {}s: {blocking}. The controller owning a finalizer must remove it (for \
-             example when a TrainingRun using the Dataset finishes); the resource stays in state so destroy can be \
-             retried. Raise timeouts.delete to wait longer.",
-            timeout.as_secs()
+            "The object still exists after {secs}s: {blocking}. The resource stays in state, so destroy can be \
+             retried: each try waits up to timeouts.delete ({secs}s) again. A destroy takes its timeouts from the \
+             state, not the configuration: to wait longer per try, set timeouts {{ delete = \"30m\" }} in the \
+             resource's block and run terraform apply first (put the block back if it was removed), then destroy."
         ),
     )
 }
