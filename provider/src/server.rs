@@ -299,7 +299,7 @@ impl pb::provider_server::Provider for ProviderService {
                 let kept = request.current_state.clone().unwrap_or_default();
                 return Ok((kept, request.private.clone(), warning));
             }
-            let new_state = resource.read(&ctx, &state).await?;
+            let (new_state, warnings) = resource.read(&ctx, &state).await?;
             let current = ctx.cluster_uid().await;
             if new_state.is_null() {
                 // Not found: really gone, or the provider now talks to another cluster (an error, state kept).
@@ -317,7 +317,7 @@ impl pb::provider_server::Provider for ProviderService {
             } else {
                 cluster_identity::with_identity(&request.private, current.as_deref())
             };
-            Ok::<_, Diagnostics>((encode(&new_state, &ty)?, private, Diagnostics::new()))
+            Ok::<_, Diagnostics>((encode(&new_state, &ty)?, private, warnings))
         }
         .await;
         let (new_state, private, diagnostics) = match result {

@@ -212,11 +212,16 @@ pub trait Resource: Send + Sync {
         config: &Value,
     ) -> Result<Planned, Diagnostics>;
 
-    /// Refreshes `state` from the cluster; null means the object is gone.
+    /// Refreshes `state` from the cluster; null means the object is gone. The diagnostics are warnings (an object
+    /// being deleted).
     ///
     /// # Errors
     /// Diagnostics for failures other than "not found".
-    async fn read(&self, ctx: &ProviderContext, state: &Value) -> Result<Value, Diagnostics>;
+    async fn read(
+        &self,
+        ctx: &ProviderContext,
+        state: &Value,
+    ) -> Result<(Value, Diagnostics), Diagnostics>;
 
     /// Applies a planned change; `planned` null = delete. `takeover` is what the private state says of forcing an
     /// update's write. Returns the new state (on failure, the state that now exists, e.g. the prior state when a

@@ -11,7 +11,7 @@
 //! * create/update is a server-side apply with the configured field manager (and `force` when configured); a change
 //!   of only `wait_for`, `timeouts` or the written form of an equal quantity sends nothing;
 //! * read maps only fields we manage, keeps the written form of equal quantities, refreshes the kind's facts; a 404
-//!   returns null (Terraform plans a create);
+//!   returns null (Terraform plans a create); an object being deleted stays, with a warning ([`terminating`]);
 //! * delete waits until the object is gone; a timeout names the blocking finalizers;
 //! * `wait_for` bounds by `timeouts`; on timeout the new state is returned with the error, so Terraform keeps
 //!   (taints) the object instead of creating it twice;
@@ -405,16 +405,14 @@ impl<K: Kind> Resource for CustomResource<K> {
         )
     }
 
-    async fn read(&self, ctx: &ProviderContext, state: &Value) -> Result<Value, Diagnostics> {
+    async fn read(
+        &self,
+        ctx: &ProviderContext,
+        state: &Value,
+    ) -> Result<(Value, Diagnostics), Diagnostics> {
         // One object (a GET or the namespace's snapshot): the spec fields and the status facts come from it.
-        Ok(match self.refresh_read(ctx, state).await? {
-            Some(live) => self.state_from_live(&ctx.config.field_manager, state, &live),
-            None => {
-                let object = state.get(ID).and_then(Value::as_str).unwrap_or_default();
-                tracing::info!(%object, "object is gone; removing it from state");
-                Value::Null
-            }
-        })
+        let live = self.refresh_read(ctx, state).await?;
+        Ok(self.refreshed(&ctx.config.field_manager, state, live.as_ref()))
     }
 
     async fn apply(

@@ -1,8 +1,59 @@
-//! An object being deleted: its `deletionTimestamp` is set and finalizers hold it. A delete that times out waiting
-//! for it names what holds it ([`holders`]).
+//! An object being deleted: its `deletionTimestamp` is set and finalizers hold it. A refresh keeps it in state (it
+//! exists) with a warning ([`CustomResource::refreshed`]); a delete that times out waiting for it names what holds it
+//! ([`holders`]).
 
 use kube::api::DynamicObject;
 use serde_json::Value as Json;
+
+use super::super::attributes::ID;
+use super::super::kind::Kind;
+use super::CustomResource;
+use crate::diag::Diagnostics;
+use crate::value::Value;
+
+impl<K: Kind> CustomResource<K> {
+    /// The refreshed state of `state` from `live`, its object ([`Self::state_from_live`]; null when it is gone, so
+    /// Terraform plans a create), and a warning when `live` is being deleted (pure).
+    ///
+    /// A Terminating object is kept in state, not read as gone: it still exists, a destroy that timed out waiting
+    /// for it must be retried on it, and an apply to it fails ("being deleted") rather than creating it twice. But
+    /// the plan would show no change for an object that is about to disappear, so the warning says what holds it and
+    /// what comes next.
+    pub(super) fn refreshed(
+        &self,
+        field_manager: &str,
+        state: &Value,
+        live: Option<&DynamicObject>,
+    ) -> (Value, Diagnostics) {
+        let Some(live) = live else {
+            let object = state.get(ID).and_then(Value::as_str).unwrap_or_default();
+            tracing::info!(%object, "object is gone; removing it from state");
+            return (Value::Null, Diagnostics::new());
+        };
+        let refreshed = self.state_from_live(field_manager, state, live);
+        let mut warnings = Diagnostics::new();
+        if live.metadata.deletion_timestamp.is_some() {
+            let object = format!(
+                "{}/{}",
+                live.metadata.namespace.as_deref().unwrap_or_default(),
+                live.metadata.name.as_deref().unwrap_or_default()
+            );
+            let held = holders(live).unwrap_or_else(|| {
+                "no finalizers are set; the API server has not finished deleting it".to_string()
+            });
+            warnings.push_warning(
+                None,
+                format!("{} {object} is being deleted", self.api.kind),
+                format!(
+                    "It stays in state while it exists, so the plan may show no changes for it, but it is going: \
+                     {held}. Once it is gone, the next plan creates it again; until then an apply that changes it \
+                     fails, and a destroy waits for it."
+                ),
+            );
+        }
+        (refreshed, warnings)
+    }
+}
 
 /// The unfinished runs holding `object` (a Dataset's `status.usedBy`, `namespace/name` each); empty when none.
 pub(super) fn used_by(object: &DynamicObject) -> Vec<String> {
@@ -55,6 +106,7 @@ mod tests {
 
     use super::super::write::delete_timed_out;
     use super::*;
+    use crate::resources::dataset::dataset;
 
     /// The Dataset `ml/corpus` with `finalizers`, `status` and, when `deleting`, a deletion timestamp.
     fn corpus(deleting: bool, finalizers: &[&str], status: Json) -> DynamicObject {
@@ -71,6 +123,52 @@ mod tests {
             data: json!({"spec": {"version": "1", "format": "jsonl",
                 "source": {"uri": "s3://b/corpus"}}, "status": status}),
         }
+    }
+
+    fn state_of(live: &DynamicObject) -> Value {
+        let resource = dataset();
+        let state = resource.state_from_live("terraform-modelfleet", &Value::Null, live);
+        resource
+            .refreshed("terraform-modelfleet", &state, Some(live))
+            .0
+    }
+
+    // A user trial: after a destroy timed out on the in-use finalizer, the block put back planned "No changes" while
+    // the Dataset was Terminating, and a create once it was gone. It stays in state, with a warning.
+    #[test]
+    fn a_terminating_object_stays_in_state_with_a_warning() {
+        let resource = dataset();
+        let live = corpus(
+            true,
+            &["modelfleet.io/dataset-in-use"],
+            json!({"usedBy": ["ml/long-1", "ml/long-2"]}),
+        );
+        let state = state_of(&live);
+        let (refreshed, warnings) = resource.refreshed("terraform-modelfleet", &state, Some(&live));
+        assert_eq!(refreshed, state, "kept: it exists");
+        assert_eq!(refreshed.get("id"), Some(&Value::string("ml/corpus")));
+        assert_eq!(warnings.0.len(), 1, "{warnings:?}");
+        let warning = &warnings.0[0];
+        assert_eq!(warning.severity, crate::diag::Severity::Warning);
+        assert_eq!(warning.summary, "Dataset ml/corpus is being deleted");
+        assert_eq!(
+            warning.detail,
+            "It stays in state while it exists, so the plan may show no changes for it, but it is going: it is \
+             held by finalizers: modelfleet.io/dataset-in-use, used by unfinished TrainingRuns ml/long-1, \
+             ml/long-2: cancel or delete them, or wait for them to finish. Once it is gone, the next plan creates \
+             it again; until then an apply that changes it fails, and a destroy waits for it."
+        );
+        // Not being deleted (a finalizer and users are normal then): no warning.
+        let live = corpus(
+            false,
+            &["modelfleet.io/dataset-in-use"],
+            json!({"usedBy": ["ml/long-1"]}),
+        );
+        let (_, warnings) = resource.refreshed("terraform-modelfleet", &state, Some(&live));
+        assert!(warnings.0.is_empty(), "{warnings:?}");
+        // Gone: null, so Terraform plans a create.
+        let (gone, warnings) = resource.refreshed("terraform-modelfleet", &state, None);
+        assert!(gone.is_null() && warnings.0.is_empty());
     }
 
     // A user trial: the timeout named the finalizer but not the runs in status.usedBy, and said to raise
