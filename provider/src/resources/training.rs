@@ -137,8 +137,12 @@ fn completed_state(object: &Json) -> WaitState {
             let detail = message.map(|m| format!(" ({m})")).unwrap_or_default();
             let phase = other.map_or("none".to_string(), |p| format!("{p:?}"));
             let missing = format!("phase is {phase}, not Succeeded{detail}");
-            // Only Ready's message can say `run stalled: ` (conditions::RUN_STALLED).
-            if message.is_some_and(says_stalled) {
+            // Only Ready's message can say `run stalled: ` (conditions::RUN_STALLED). A Dataset refusal
+            // (`DatasetsReady=False`) waits for a change too: the Dataset created, its allowlist widened, the version
+            // registered (a user's finding: its timeout advised a longer wait).
+            let datasets_refused = condition(object, ConditionType::DatasetsReady.as_str())
+                .is_some_and(|c| c.get("status").and_then(Json::as_str) == Some("False"));
+            if datasets_refused || message.is_some_and(says_stalled) {
                 WaitState::Stalled(missing)
             } else {
                 WaitState::Waiting(missing)

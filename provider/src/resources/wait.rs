@@ -38,8 +38,22 @@ pub fn check<K: Kind>(wait_for: &str, object: &Json, state: &Value) -> WaitState
     }
     match wait_for {
         RECONCILED => WaitState::Done,
-        other => K::wait(other, object, state),
+        other => suspended(object).unwrap_or_else(|| K::wait(other, object, state)),
     }
+}
+
+/// `Failed` when the operator reports the current generation suspended (`Ready=False, Suspended`: intent
+/// `suspended`, a passed `schedule.expires_at`, or an idle service): only a change of the spec resumes it, so no wait
+/// for readiness or completion can end (a user's finding: such a wait ran out its 20 minutes and tainted the object).
+fn suspended(object: &Json) -> Option<WaitState> {
+    let (reason, message) = ready_for_this_generation(object)?;
+    (reason == Reason::Suspended.as_str()).then(|| {
+        WaitState::Failed(format!(
+            "it is suspended (Ready=False, Suspended: {message}), and only a change of the configuration resumes it: \
+             set intent to \"active\" or \"automatic\", move or remove schedule.expires_at, or set wait_for = \
+             \"reconciled\" for an object meant to stay suspended"
+        ))
+    })
 }
 
 /// `Ready=False` as the operator wrote it for the object's current generation: `(reason, message)`.
@@ -187,5 +201,35 @@ mod tests {
             check::<Inference>(NONE, &refused, &Value::Null),
             WaitState::Done
         );
+    }
+
+    /// A user's finding: `wait_for = "ready"` on a suspended service (by its intent, its expiry or idleness) waited
+    /// out its timeout. Suspended for this generation ends the wait at once; for an older generation it says nothing.
+    #[test]
+    fn a_suspended_object_ends_a_wait_for_readiness() {
+        let suspended = |generation: i64| {
+            json!({"metadata": {"generation": 3}, "status": {"observedGeneration": 3, "conditions": [
+                {"type": "Ready", "status": "False", "reason": "Suspended", "observedGeneration": generation,
+                 "message": "intent is suspended: 0 replicas"}]}})
+        };
+        let WaitState::Failed(why) = check::<Inference>("ready", &suspended(3), &Value::Null)
+        else {
+            panic!("a suspended service never becomes ready by itself")
+        };
+        assert!(
+            why.starts_with(
+                "it is suspended (Ready=False, Suspended: intent is suspended: 0 replicas)"
+            ) && why.contains("wait_for = \"reconciled\""),
+            "{why}"
+        );
+        assert_eq!(
+            check::<Inference>(RECONCILED, &suspended(3), &Value::Null),
+            WaitState::Done,
+            "reconciled is what a suspended object can wait for"
+        );
+        assert!(matches!(
+            check::<Inference>("ready", &suspended(2), &Value::Null),
+            WaitState::Waiting(_)
+        ));
     }
 }

@@ -127,6 +127,22 @@ fn a_stalled_run_says_why_while_waiting() {
     );
 }
 
+/// A user's finding: a run its Datasets refuse waited as if it only needed more time. It is `Stalled`: its timeout
+/// advises a fix (the Dataset created, its allowlist widened), not a longer wait.
+#[test]
+fn a_run_its_datasets_refuse_is_stalled() {
+    let denied = "spec.serviceAccountName: ServiceAccount \"default\" is not in allowedServiceAccounts of Dataset \
+                  corpus; ask its owner to add it";
+    let run = json!({"metadata": {"generation": 1}, "status": {"observedGeneration": 1, "phase": "Pending",
+        "conditions": [
+            {"type": "Ready", "status": "False", "reason": "AccessDenied", "message": denied, "observedGeneration": 1},
+            {"type": "DatasetsReady", "status": "False", "reason": "AccessDenied", "message": denied}]}});
+    assert_eq!(
+        check::<Training>(COMPLETED, &run, &Value::Null),
+        WaitState::Stalled(format!("phase is Pending, not Succeeded ({denied})"))
+    );
+}
+
 /// A running run some of whose pods a quota refuses says so while a wait for `completed` goes on (its `Degraded`
 /// message, as `Ready` is True).
 #[test]
