@@ -378,6 +378,19 @@ async fn deleting_a_dataset_in_use_waits_for_the_run_to_finish() -> anyhow::Resu
     })
     .await
     .map_err(|e| e.context(operator.log_tail()))?;
+    // The hold and its release are two Events, each with its own note (a review's finding: kube's recorder folded the
+    // release into the hold's series, which kept saying "in use by").
+    let in_use: Vec<String> = modelfleet::events(&client, ns, "corpus")
+        .await?
+        .into_iter()
+        .filter(|(reason, _)| reason == "InUse")
+        .map(|(_, note)| note)
+        .collect();
+    assert!(
+        in_use.iter().any(|n| n.starts_with("in use by"))
+            && in_use.iter().any(|n| n.contains("no longer held")),
+        "{in_use:?}"
+    );
     let long = serde_json::to_value(
         modelfleet::api(&client, ns, "TrainingRun")
             .get("long")

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::Stream;
 use kube::core::{ApiResource, NamespaceResourceScope, Resource};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::events::Reporter;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 
@@ -16,6 +16,7 @@ use super::backoff::{BackoffPolicy, ErrorBackoff};
 use super::children::{ChildCaches, ChildMeta};
 use super::discovery::DependencyCache;
 use super::error::Error;
+use super::events::EventRecorder;
 use super::failpoint::Failpoint;
 use super::inference::PROGRESS_REQUEUE;
 use super::inference::routes::RouteClaims;
@@ -85,7 +86,7 @@ pub struct Context {
     /// Kubernetes client.
     pub client: Client,
     /// Event recorder (reporting controller `model-fleet-operator`, instance = identity).
-    pub recorder: Recorder,
+    pub recorder: EventRecorder,
     /// Reconcile metrics.
     pub metrics: Metrics,
     /// Health facts (controllers mark their caches synced here).
@@ -127,7 +128,7 @@ impl Context {
             instance: Some(config.identity.clone()),
         };
         Self {
-            recorder: Recorder::new(client.clone(), reporter),
+            recorder: EventRecorder::new(client.clone(), reporter),
             dependencies: DependencyCache::new(client.clone(), config.http_add_on_enabled),
             backoff: ErrorBackoff::new(BackoffPolicy::default()),
             route_claims: RouteClaims::default(),

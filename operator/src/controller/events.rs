@@ -7,14 +7,40 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::runtime::events::{Event, EventType, Recorder};
+use kube::Client;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 
 /// Longest a reconcile waits for one Event to be published (seconds: 5); Events are best effort.
 pub const PUBLISH_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Where the operator's Events go: the API client, and the operator as their reporter (`reportingController` is the
+/// field manager, `reportingInstance` the process' identity).
+///
+/// Each Event is an object of its own, with its own note. kube's `Recorder` (like client-go's) folds every Event of
+/// the same type, reason and action about one object within its cache time (6 minutes) into one series that keeps the
+/// first note, so a later, different message read as the first one repeated (a review's finding: a Dataset its last
+/// run let go showed `InUse (x2): in use by ml/ev-run: deletion is held`). The operator publishes on changes only, so
+/// there is no stream of repeats to fold: each publish gets a fresh recorder.
+#[derive(Clone)]
+pub struct EventRecorder {
+    client: Client,
+    reporter: Reporter,
+}
+
+impl EventRecorder {
+    /// Events written through `client`, reported by `reporter`.
+    pub fn new(client: Client, reporter: Reporter) -> Self {
+        Self { client, reporter }
+    }
+
+    fn recorder(&self) -> Recorder {
+        Recorder::new(self.client.clone(), self.reporter.clone())
+    }
+}
+
 /// Publishes a `Normal` event about `regarding`.
 pub async fn normal(
-    recorder: &Recorder,
+    recorder: &EventRecorder,
     regarding: &ObjectReference,
     reason: &str,
     action: &str,
@@ -25,7 +51,7 @@ pub async fn normal(
 
 /// Publishes a `Warning` event about `regarding`.
 pub async fn warning(
-    recorder: &Recorder,
+    recorder: &EventRecorder,
     regarding: &ObjectReference,
     reason: &str,
     action: &str,
@@ -43,7 +69,7 @@ pub async fn warning(
 }
 
 async fn publish(
-    recorder: &Recorder,
+    recorder: &EventRecorder,
     regarding: &ObjectReference,
     type_: EventType,
     reason: &str,
@@ -57,7 +83,8 @@ async fn publish(
         action: action.to_owned(),
         secondary: None,
     };
-    match tokio::time::timeout(PUBLISH_TIMEOUT, recorder.publish(&event, regarding)).await {
+    let fresh = recorder.recorder();
+    match tokio::time::timeout(PUBLISH_TIMEOUT, fresh.publish(&event, regarding)).await {
         Ok(Ok(())) => {}
         Ok(Err(error)) => tracing::warn!(%error, %reason, "could not publish an event"),
         Err(_) => tracing::warn!(%reason, "publishing an event timed out"),

@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{DeleteParams, DynamicObject, PostParams, Preconditions, PropagationPolicy};
-use kube::runtime::events::Recorder;
 use kube::{Client, ResourceExt};
 use serde_json::Value;
 
@@ -30,6 +29,7 @@ use super::apply::{CREATE_ONLY_VERSION, Child, FIELD_MANAGER, dynamic_api, send}
 use super::children::ChildCaches;
 use super::error::{Cause, Error, Result};
 use super::events;
+use super::events::EventRecorder;
 
 /// The reason of the Warning Event [`announce`] posts.
 pub const RECREATED_EVENT_REASON: &str = "Recreated";
@@ -156,7 +156,7 @@ fn fighting(refused: Error) -> Error {
 /// Posts a Warning Event `Recreated` about `regarding` (the owner) saying that `child` was deleted and created again
 /// ([`recreate`]), so the disruption (a Service's new cluster IP) is told where `kubectl describe` shows it, not only
 /// in the operator's log. Best effort, as every Event ([`events`]).
-pub async fn announce(recorder: &Recorder, regarding: &ObjectReference, child: &Child) {
+pub async fn announce(recorder: &EventRecorder, regarding: &ObjectReference, child: &Child) {
     events::warning(
         recorder,
         regarding,

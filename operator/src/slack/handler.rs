@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
-use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::events::Reporter;
 use model_fleet_api::v1alpha1::Intent;
 use serde_json::json;
 use tokio_util::task::TaskTracker;
@@ -23,7 +23,7 @@ use super::config::Policy;
 use super::envelope::{self, Dedup, Envelope, Request, Surface};
 use super::explain::{self, Attempt};
 use super::post::{self, Poster};
-use crate::controller::events;
+use crate::controller::events::{self, EventRecorder};
 
 /// What to do with a request.
 #[derive(Clone, Debug, PartialEq)]
@@ -375,9 +375,8 @@ impl Bot {
         tracing::info!(slack_user = %change.user, as_user = %who, kind = change.kind, namespace = %change.namespace,
             name = %change.name, change = %change.field, forced_from = ?change.forced_from, "slack change made");
         let reason = format!("Slack{}", capitalized(change.verb));
-        // A recorder per change: one Recorder folds repeats of a reason on an object into one Event's `series`,
-        // keeping only the first note, and each change must name its own Slack user.
-        let recorder = Recorder::new(self.clients.bot(), self.reporter.clone());
+        // Each change names its own Slack user: an Event of its own ([`EventRecorder`]).
+        let recorder = EventRecorder::new(self.clients.bot(), self.reporter.clone());
         events::normal(&recorder, reference, &reason, "SlackCommand", note).await;
     }
 }
