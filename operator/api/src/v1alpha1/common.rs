@@ -16,7 +16,7 @@ use super::rules::{
     limits_for_requests_not_overcommitted, qualified_keys, unique,
 };
 
-/// What the operator should do with a workload (DESIGN.md section 3). Absent means `automatic`.
+/// What the operator should do with a workload. Absent means `automatic`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum Intent {
@@ -64,7 +64,7 @@ pub struct KeySelector {
 }
 
 /// One environment variable: a literal `value`, or a `secretKeyRef` / `configMapKeyRef`.
-/// Secret values never live in a custom resource (DESIGN.md section 3).
+/// Secret values never live in a custom resource: reference them with `secretKeyRef`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = at_most_one(&["value", "secretKeyRef", "configMapKeyRef"], "env[]"))]
@@ -244,7 +244,7 @@ pub struct Volume {
     pub secret: Option<SecretSource>,
 }
 
-/// Where a fit module's memory lives (DESIGN.md section 4).
+/// Where a fit module's memory lives.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Placement {
@@ -330,7 +330,8 @@ pub struct ModelShape {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KvCache {
-    /// The attention shape and the load; exact bytes, split over shards by KV head (DESIGN.md section 4).
+    /// The attention shape and the load; exact bytes, split over shards by KV head: each GPU holds whole KV heads,
+    /// so the cache is split `min(shards, kvHeads)` ways.
     pub from_shape: ModelShape,
 }
 
@@ -390,7 +391,7 @@ impl KvCacheStatus {
     }
 }
 
-/// The GPU fit budget (DESIGN.md section 4): per-GPU memory =
+/// The GPU fit budget: per-GPU memory =
 /// (sum of sharded modules / shards + sum of replicated modules + runtimeGiB) x (1 + marginPercent/100).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -414,7 +415,7 @@ pub struct Fit {
     pub margin_percent: Option<i32>,
 }
 
-/// GPUs per pod and how to place them (DESIGN.md sections 3 and 4).
+/// GPUs per pod and how to place them.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = qualified_keys("nodeSelector", "gpu.nodeSelector", "pool, example.com/pool"))]

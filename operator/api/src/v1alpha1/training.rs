@@ -207,7 +207,7 @@ pub struct TrainingRunSpec {
     pub datasets: Option<Vec<DatasetRef>>,
 }
 
-/// Phase of a run, derived from its Job's status every time (DESIGN.md section 3).
+/// Phase of a run, derived from its Job's status every time.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 pub enum TrainingPhase {
     /// The Job exists, no pod is ready yet (or no Job yet).
