@@ -218,8 +218,7 @@ pub struct HttpScaling {
     #[schemars(range(min = 1, max = 100000))]
     pub target_requests_per_second: Option<i32>,
     /// Seconds a request waits at the interceptor for a ready replica while the model cold-starts (InterceptorRoute
-    /// `timeouts.readiness`); absent means [`DEFAULT_COLD_START_TIMEOUT_SECONDS`]. Size it for image pull plus
-    /// weight loading.
+    /// `timeouts.readiness`); absent means 600 seconds. Size it for image pull plus weight loading.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 3600))]
     pub cold_start_timeout_seconds: Option<i32>,
