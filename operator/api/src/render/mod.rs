@@ -137,6 +137,16 @@ impl RenderError {
             RenderError::Reserved(_) | RenderError::DatasetsTooLarge(_) => Reason::InvalidSpec,
         }
     }
+
+    /// The message of a condition whose reason is [`RenderError::reason`]: the error's words without the reason a
+    /// dataset refusal's `Display` starts with (kept there for `render -f`, which has no reason beside it), so a
+    /// status never says `CrossNamespace: CrossNamespace: ...`.
+    pub fn condition_message(&self) -> String {
+        match self {
+            RenderError::Datasets(refusal) => refusal.message.clone(),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// The configuration unit tests render with: the default Gateway `model-fleet-system/shared`, nothing else.

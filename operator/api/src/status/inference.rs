@@ -73,7 +73,7 @@ pub fn refused(
     refusal: &RenderError,
     deployment: Option<&Deployment>,
 ) -> Draft<InferenceServiceStatus> {
-    let message = refusal.to_string();
+    let message = refusal.condition_message();
     let previous = isvc.status.clone().unwrap_or_default();
     let (replicas, ready_replicas) = counts(deployment);
     let mut conditions = vec![DesiredCondition::new(

@@ -228,7 +228,7 @@ pub fn desired(
     if let Some(refusal) =
         refusal.filter(|_| job.is_none() && may_create_job(facts.cancelled, previous))
     {
-        let message = refusal.to_string();
+        let message = refusal.condition_message();
         list.ready = DesiredCondition::new(
             ConditionType::Ready,
             false,

@@ -696,3 +696,47 @@ fn a_finished_run_ignores_its_expiry() {
         (Reason::AsExpected, true)
     );
 }
+
+/// A review's finding: a run refused for a Dataset in another namespace said `Ready=False, CrossNamespace` with the
+/// message `CrossNamespace: spec.datasets[0]...`, the reason twice wherever both are shown. The conditions' messages
+/// carry the refusal's words alone; `render -f`, which has no reason beside it, keeps the reason in front.
+#[test]
+fn a_dataset_refusal_says_its_reason_once() {
+    let mut run = training_run();
+    run.spec.datasets = Some(vec![
+        serde_json::from_value(serde_json::json!({
+            "name": "corpus", "version": "v3", "mountPath": "/data", "namespace": "other"}))
+        .unwrap(),
+    ]);
+    let rendered = crate::render::render_training(&run, &[], &Default::default());
+    let refusal = rendered.children.unwrap_err();
+    assert_eq!(refusal.reason(), Reason::CrossNamespace);
+    assert!(
+        refusal
+            .to_string()
+            .starts_with("CrossNamespace: spec.datasets[0].namespace: "),
+        "{refusal}"
+    );
+    let draft = desired(
+        &run,
+        &rendered.facts,
+        Some(&refusal),
+        None,
+        PodFindings::default(),
+    );
+    for type_ in [
+        ConditionType::Ready,
+        ConditionType::Degraded,
+        ConditionType::DatasetsReady,
+    ] {
+        let c = draft.conditions.iter().find(|c| c.type_ == type_).unwrap();
+        assert_eq!(c.reason, Reason::CrossNamespace, "{type_:?}");
+        assert!(
+            c.message.starts_with(
+                "spec.datasets[0].namespace: Dataset other/corpus is in another namespace"
+            ),
+            "{type_:?}: {}",
+            c.message
+        );
+    }
+}
