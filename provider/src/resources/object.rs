@@ -23,8 +23,9 @@ use std::time::Duration;
 
 use kube::api::{Api, DynamicObject};
 use kube::core::ApiResource;
-use model_fleet_api::names;
 use serde_json::{Map, Value as Json};
+
+pub use import::parse_import_id;
 
 use super::api_error::{self, Action};
 use super::attributes::{ID, NAME, NAMESPACE, TIMEOUTS, WAIT_FOR};
@@ -342,31 +343,6 @@ fn namespace_and_name(state: &Value) -> Result<(String, String), Diagnostics> {
     Ok((get(NAMESPACE)?, get(NAME)?))
 }
 
-/// Splits an import ID `namespace/name`.
-///
-/// # Errors
-/// A diagnostic explaining the expected form.
-pub fn parse_import_id(kind: &str, id: &str) -> Result<(String, String), Diagnostics> {
-    let invalid = |why: &str| {
-        Diagnostics::error(
-            "Invalid import ID",
-            format!(
-                "{why}: expected \"namespace/name\" of the {kind}, e.g. \"ml/corpus-v3\", got {id:?}."
-            ),
-        )
-    };
-    let Some((namespace, name)) = id.split_once('/') else {
-        return Err(invalid("the ID has no namespace"));
-    };
-    if !names::is_dns_label(namespace) {
-        return Err(invalid("the namespace part is not a valid namespace name"));
-    }
-    if !names::is_dns_subdomain(name) {
-        return Err(invalid("the name part is not a valid object name"));
-    }
-    Ok((namespace.to_string(), name.to_string()))
-}
-
 #[tonic::async_trait]
 impl<K: Kind> Resource for CustomResource<K> {
     fn type_name(&self) -> &str {
@@ -488,6 +464,7 @@ impl<K: Kind> Resource for CustomResource<K> {
     }
 }
 
+mod import;
 mod schema;
 mod terminating;
 mod write;
