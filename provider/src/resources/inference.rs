@@ -144,7 +144,7 @@ fn ready_state(object: &Json, capacity_class: Option<&str>) -> WaitState {
     };
     let text = |key: &str| ready.get(key).and_then(Json::as_str).unwrap_or_default();
     if text("status") == "True" {
-        return WaitState::Done;
+        return unrouted(object).unwrap_or(WaitState::Done);
     }
     let (reason, message) = (text("reason"), text("message"));
     if reason == Reason::Unschedulable.as_str() {
@@ -159,6 +159,21 @@ fn ready_state(object: &Json, capacity_class: Option<&str>) -> WaitState {
     } else {
         WaitState::Waiting(missing)
     }
+}
+
+/// `Stalled` while another service holds the route's hostname and path (`RouteReady=False, HostnameConflict`): its
+/// pods may be ready, but its URL serves the other service, and only a change (either service's hostnames, or the
+/// holder deleted) ends that (a user's finding: such an apply succeeded without a word).
+fn unrouted(object: &Json) -> Option<WaitState> {
+    let route = condition(object, ConditionType::RouteReady.as_str())?;
+    let text = |key: &str| route.get(key).and_then(Json::as_str).unwrap_or_default();
+    (text("status") == "False" && text("reason") == Reason::HostnameConflict.as_str()).then(|| {
+        WaitState::Stalled(format!(
+            "not routed: {}: {}",
+            Reason::HostnameConflict.as_str(),
+            text("message")
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -244,6 +244,28 @@ fn a_stalled_rollout_is_told_from_a_slow_one() {
     );
 }
 
+/// A user's finding: `wait_for = "ready"` ended on a service whose hostname another service holds, so the apply
+/// succeeded while its URL served the other one. Ready pods without the route are `Stalled` on the conflict.
+#[test]
+fn a_hostname_held_by_another_service_is_not_ready() {
+    let conflict = "hostname model.localhost path / is held by demo/echo (older)";
+    let routed = |status: &str, reason: &str| {
+        object(
+            1,
+            json!({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "True"},
+                {"type": "RouteReady", "status": status, "reason": reason, "message": conflict}]}),
+        )
+    };
+    assert_eq!(
+        check::<Inference>(READY, &routed("False", "HostnameConflict"), &Value::Null),
+        WaitState::Stalled(format!("not routed: HostnameConflict: {conflict}"))
+    );
+    assert_eq!(
+        check::<Inference>(READY, &routed("True", "Accepted"), &Value::Null),
+        WaitState::Done
+    );
+}
+
 #[test]
 fn ready_names_the_unschedulable_class() {
     let stuck = object(
