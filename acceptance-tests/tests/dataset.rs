@@ -156,6 +156,34 @@ async fn o07_dataset_mounts_are_read_only() -> anyhow::Result<()> {
     )
     .await?;
     assert_eq!(refused["status"]["phase"], "Pending", "{refused}");
+
+    // The same claim without referencing the Dataset (a review's finding: it skipped the allowlist and mounted the
+    // claim writable): refused, read-only asked or not, no Job.
+    let unreferenced = json!([{"name": "raw", "mountPath": "/raw", "readOnly": true,
+        "persistentVolumeClaim": {"claimName": "corpus-v3"}}]);
+    create(
+        &client,
+        ns,
+        run("bypass", "trainer:1", json!({"volumes": unreferenced})),
+    )
+    .await?;
+    let refused = wait_for_object(
+        &client,
+        ns,
+        "TrainingRun",
+        "bypass",
+        "bypass to be refused",
+        &operator,
+        has_reason("DatasetsReady", "AccessDenied"),
+    )
+    .await?;
+    let message = condition(&refused, "DatasetsReady")["message"].clone();
+    assert!(
+        message
+            .as_str()
+            .is_some_and(|m| m.contains("holds Dataset corpus") && m.contains("spec.datasets")),
+        "{message}"
+    );
     let names: Vec<_> = jobs(&client, ns)
         .await?
         .into_iter()

@@ -194,7 +194,7 @@ struct Fetched {
 
 /// fetch: the run's Job (listed by the run's label and selected by owner UID, so it is found whatever name an
 /// operator version gave it, and a foreign Job is never adopted), and the Datasets of the run's namespace when it
-/// references any.
+/// references any or mounts a claim.
 async fn fetch(ctx: &Context, run: &TrainingRun, owner: &Owner) -> Result<Fetched> {
     let jobs: Api<Job> = Api::namespaced(ctx.client.clone(), &owner.namespace);
     let selector = format!("{LABEL_TRAINING}={}", label_value(&owner.name));
@@ -206,7 +206,10 @@ async fn fetch(ctx: &Context, run: &TrainingRun, owner: &Owner) -> Result<Fetche
         .into_iter()
         .filter(|job| job.metadata.deletion_timestamp.is_none())
         .find(|job| owner.owns(&job.metadata));
-    let datasets = if run.spec.datasets.iter().flatten().next().is_some() {
+    // A volume may mount a Dataset's claim: render refuses it unless the run references that Dataset.
+    let mounts_claims =
+        (run.spec.volumes.iter().flatten()).any(|v| v.persistent_volume_claim.is_some());
+    let datasets = if run.spec.datasets.iter().flatten().next().is_some() || mounts_claims {
         let api: Api<Dataset> = Api::namespaced(ctx.client.clone(), &owner.namespace);
         api.list(&ListParams::default())
             .await

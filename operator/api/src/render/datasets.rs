@@ -104,3 +104,105 @@ pub fn check_datasets<'a>(
     }
     Ok(out)
 }
+
+/// Refuses a volume of `run` that mounts the claim of one of `datasets` (the run's namespace's) none of its `resolved`
+/// Datasets holds: a Dataset is mounted through `spec.datasets`, which mounts it read-only, checks its
+/// `allowedServiceAccounts` and holds its deletion while the run uses it; a plain volume of its claim would skip all
+/// three (a review's finding: a ServiceAccount not on the allowlist mounted the claim writable and the run succeeded).
+/// `AccessDenied`, naming the volume and the Dataset. A run whose Job was created keeps its mounts.
+///
+/// # Errors
+/// The refusal, for the first such volume.
+pub fn refuse_unreferenced_claims(
+    run: &TrainingRun,
+    datasets: &[Dataset],
+    resolved: &[ResolvedDataset<'_>],
+) -> Result<(), DatasetRefusal> {
+    if TrainingRunStatus::job_recorded(run.status.as_ref()) {
+        return Ok(());
+    }
+    let claim_of = |d: &Dataset| d.spec.pvc.as_ref().map(|p| p.claim_name.clone());
+    for (i, volume) in run.spec.volumes.iter().flatten().enumerate() {
+        let Some(claim) = volume
+            .persistent_volume_claim
+            .as_ref()
+            .map(|c| &c.claim_name)
+        else {
+            continue;
+        };
+        if resolved
+            .iter()
+            .any(|r| claim_of(r.dataset).as_ref() == Some(claim))
+        {
+            continue;
+        }
+        if let Some(dataset) = datasets
+            .iter()
+            .find(|d| claim_of(d).as_ref() == Some(claim))
+        {
+            return Err(DatasetRefusal {
+                reason: Reason::AccessDenied,
+                message: format!(
+                    "spec.volumes[{i}].persistentVolumeClaim.claimName: claim {claim:?} holds Dataset {} (version \
+                     {:?}); mount it through spec.datasets instead (read-only, checked against its \
+                     allowedServiceAccounts, its deletion held while the run uses it)",
+                    dataset.name_any(),
+                    dataset.spec.version
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn dataset(name: &str, claim: &str) -> Dataset {
+        let mut d: Dataset = serde_json::from_value(json!({
+            "apiVersion": "modelfleet.io/v1alpha1", "kind": "Dataset",
+            "metadata": {"name": name, "namespace": "ml"},
+            "spec": {"version": "1", "source": {"uri": "s3://b/c"}, "pvc": {"claimName": claim},
+                "allowedServiceAccounts": ["trainer"]}}))
+        .unwrap();
+        d.metadata.namespace = Some("ml".into());
+        d
+    }
+
+    fn run(spec: serde_json::Value) -> TrainingRun {
+        serde_json::from_value(json!({
+            "apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun",
+            "metadata": {"name": "r", "namespace": "ml"}, "spec": spec}))
+        .unwrap()
+    }
+
+    /// A review's finding: a plain volume of a Dataset's claim skipped the allowlist, the read-only mount and the
+    /// deletion hold. Refused unless the run references a Dataset of that claim; other claims are the run's own.
+    #[test]
+    fn a_dataset_claim_is_mounted_only_through_spec_datasets() {
+        let datasets = [dataset("secret", "corpus-pvc")];
+        let volume = |claim: &str| json!({"name": "data", "mountPath": "/data", "persistentVolumeClaim": {"claimName": claim}});
+        let sneaky = run(json!({"container": {"image": "i"}, "volumes": [volume("corpus-pvc")]}));
+        let resolved = check_datasets(&sneaky, &datasets).unwrap();
+        let refusal = refuse_unreferenced_claims(&sneaky, &datasets, &resolved).unwrap_err();
+        assert_eq!(refusal.reason, Reason::AccessDenied);
+        assert!(
+            refusal.message.starts_with(
+                "spec.volumes[0].persistentVolumeClaim.claimName: claim \"corpus-pvc\" holds Dataset secret"
+            ),
+            "{}",
+            refusal.message
+        );
+        let own = run(json!({"container": {"image": "i"}, "volumes": [volume("scratch")]}));
+        assert!(refuse_unreferenced_claims(&own, &datasets, &[]).is_ok());
+        let referenced = run(
+            json!({"container": {"image": "i"}, "serviceAccountName": "trainer",
+            "datasets": [{"name": "secret", "version": "1", "mountPath": "/d"}],
+            "volumes": [volume("corpus-pvc")]}),
+        );
+        let resolved = check_datasets(&referenced, &datasets).unwrap();
+        assert!(refuse_unreferenced_claims(&referenced, &datasets, &resolved).is_ok());
+    }
+}

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Service;
 
-use super::datasets::{ResolvedDataset, check_datasets};
+use super::datasets::{ResolvedDataset, check_datasets, refuse_unreferenced_claims};
 use super::inference::to_value;
 use super::job;
 use super::meta::{LABEL_TRAINING, Owner, labels};
@@ -143,6 +143,7 @@ fn children(
     config: &RenderConfig,
 ) -> Result<TrainingChildren, RenderError> {
     let resolved = check_datasets(run, datasets).map_err(RenderError::Datasets)?;
+    refuse_unreferenced_claims(run, datasets, &resolved).map_err(RenderError::Datasets)?;
     budget?;
     refuse_writable_dataset_mounts(run, &resolved)?;
     let owner = Owner::of(run);
