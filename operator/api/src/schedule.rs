@@ -126,7 +126,24 @@ impl ScheduleState {
                      expiresAt, or remove it, to resume)"
                 ),
             );
+            ready_says_why(
+                conditions,
+                &format!("spec.schedule.expiresAt {at} has passed"),
+            );
         }
+    }
+}
+
+/// Gives a `Ready=False, Suspended` in `conditions` the cause of a suspension the spec's intent does not explain
+/// (`why`: an expiry, idleness), as its `Suspended` condition has it: a user read "intent is suspended" on an object
+/// whose intent was `automatic`.
+pub(crate) fn ready_says_why(conditions: &mut [DesiredCondition], why: &str) {
+    if let Some(ready) = conditions
+        .iter_mut()
+        .find(|c| c.type_ == ConditionType::Ready && c.reason == Reason::Suspended)
+    {
+        ready.message =
+            format!("suspended because {why} (the Suspended condition says how to resume)");
     }
 }
 

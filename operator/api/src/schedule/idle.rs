@@ -214,6 +214,12 @@ pub fn annotate(
             status.suspended_at.as_deref().unwrap_or("unknown"),
         ),
     );
+    super::ready_says_why(
+        conditions,
+        &format!(
+            "no KEDA trigger was active for spec.schedule.suspendAfterIdleSeconds ({seconds} s)"
+        ),
+    );
 }
 
 #[cfg(test)]

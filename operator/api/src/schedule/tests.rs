@@ -67,6 +67,12 @@ fn from_the_time_on_it_is_suspended_and_says_why() {
         conditions[1].message
     );
     assert_eq!(conditions[0].reason, Reason::Suspended);
+    assert_eq!(
+        conditions[0].message,
+        "suspended because spec.schedule.expiresAt 2026-12-02T18:00:00Z has passed (the Suspended condition says \
+         how to resume)",
+        "a user's finding: Ready said \"intent is suspended\" for an intent of automatic"
+    );
 }
 
 #[test]

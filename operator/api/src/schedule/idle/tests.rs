@@ -227,6 +227,21 @@ fn the_condition_says_idle_unless_the_spec_or_the_expiry_explains_the_suspension
         "{}",
         conditions[0].message
     );
+    let mut with_ready = suspended_by_intent();
+    with_ready.push(DesiredCondition::new(
+        ConditionType::Ready,
+        ConditionStatus::False,
+        Reason::Suspended,
+        "intent is suspended: 0 replicas",
+    ));
+    annotate(&isvc, &outcome, None, &mut with_ready);
+    assert!(
+        with_ready[1]
+            .message
+            .starts_with("suspended because no KEDA trigger was active for spec.schedule.suspendAfterIdleSeconds (600 s)"),
+        "{}",
+        with_ready[1].message
+    );
     let mut own = suspended_by_intent();
     annotate(&isvc, &outcome, Some(Intent::Suspended), &mut own);
     assert_eq!(own[0].reason, Reason::Suspended);
