@@ -150,6 +150,8 @@ vocabulary! {
         ClaimNotFound,
         /// PVCBound=False, Dataset Ready=False: the claim exists but is not Bound yet.
         ClaimPending,
+        /// PVCBound=False, Dataset Ready=False: the claim is `Lost` (its PersistentVolume is gone).
+        ClaimLost,
         /// InferenceService Degraded=True: another condition is a warning; the message lists them.
         NeedsAttention,
         /// Degraded=True, Ready=False: the GPU fit budget fits no capacity class, or is malformed.

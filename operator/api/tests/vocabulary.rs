@@ -318,7 +318,12 @@ fn dataset_reasons() -> Vec<DesiredCondition> {
         ..Default::default()
     };
     let mut out = vec![dataset::ready(None, true, &["ml/r".into()])];
-    for claim in [None, Some(claim("Pending")), Some(claim("Bound"))] {
+    for claim in [
+        None,
+        Some(claim("Pending")),
+        Some(claim("Lost")),
+        Some(claim("Bound")),
+    ] {
         let pvc = dataset::pvc_bound("c", claim.as_ref());
         out.push(dataset::ready(Some(&pvc), false, &[]));
         out.push(pvc);

@@ -24,7 +24,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
-use model_fleet_api::conditions::{self, ConditionType, DesiredCondition};
+use model_fleet_api::conditions::{self, ConditionType, DesiredCondition, Reason};
 use model_fleet_api::status::Draft;
 use model_fleet_api::status::dataset::{self as usage, FinalizerChange};
 use model_fleet_api::{Dataset, DatasetStatus, TrainingRun};
@@ -293,14 +293,14 @@ async fn write(
             .is_none_or(|b| b.status != ready.status.as_str() || b.reason != ready.reason.as_str())
     {
         let note = format!("Ready is {}: {}", ready.status.as_str(), ready.message);
-        events::normal(
-            &ctx.recorder,
-            &dataset.object_ref(&()),
-            ready.reason.as_str(),
-            "Reconcile",
-            note,
-        )
-        .await;
+        // A claim that is missing or lost needs someone (a Warning); one still binding, or a deletion waiting for its
+        // runs, is news (Normal).
+        let (regarding, reason) = (dataset.object_ref(&()), ready.reason.as_str());
+        if matches!(ready.reason, Reason::ClaimNotFound | Reason::ClaimLost) {
+            events::warning(&ctx.recorder, &regarding, reason, "Reconcile", note).await;
+        } else {
+            events::normal(&ctx.recorder, &regarding, reason, "Reconcile", note).await;
+        }
     }
     Ok(())
 }

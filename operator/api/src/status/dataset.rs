@@ -115,7 +115,10 @@ pub fn pvc_bound(claim_name: &str, claim: Option<&PersistentVolumeClaim>) -> Des
             ConditionType::PVCBound,
             false,
             Reason::ClaimNotFound,
-            format!("PersistentVolumeClaim {claim_name} does not exist in the Dataset's namespace"),
+            format!(
+                "PersistentVolumeClaim {claim_name} does not exist in the Dataset's namespace: create it (a Dataset is \
+                 immutable: to name another claim, register a new Dataset)"
+            ),
         );
     };
     let phase = claim
@@ -123,20 +126,31 @@ pub fn pvc_bound(claim_name: &str, claim: Option<&PersistentVolumeClaim>) -> Des
         .as_ref()
         .and_then(|s| s.phase.as_deref())
         .unwrap_or("Pending");
-    if phase == "Bound" {
-        DesiredCondition::new(
+    match phase {
+        "Bound" => DesiredCondition::new(
             ConditionType::PVCBound,
             true,
             Reason::Bound,
             format!("PersistentVolumeClaim {claim_name} is Bound"),
-        )
-    } else {
-        DesiredCondition::new(
+        ),
+        "Lost" => DesiredCondition::new(
+            ConditionType::PVCBound,
+            false,
+            Reason::ClaimLost,
+            format!(
+                "PersistentVolumeClaim {claim_name} is Lost: its PersistentVolume is gone, and with it the data; \
+                 restore the data into a claim and register a new Dataset"
+            ),
+        ),
+        _ => DesiredCondition::new(
             ConditionType::PVCBound,
             false,
             Reason::ClaimPending,
-            format!("PersistentVolumeClaim {claim_name} is {phase}, not Bound"),
-        )
+            format!(
+                "PersistentVolumeClaim {claim_name} is {phase}, not Bound: it waits for a volume (its StorageClass' \
+                 provisioner, or a matching PersistentVolume); `kubectl describe pvc {claim_name}` says why"
+            ),
+        ),
     }
 }
 

@@ -164,6 +164,15 @@ fn pvc_bound_reasons() {
         pvc_bound("c", Some(&claim("Pending"))).reason,
         Reason::ClaimPending
     );
+    // A review's finding: a Lost claim (its volume gone) was reported as Pending, as if it only had to wait.
+    let lost = pvc_bound("c", Some(&claim("Lost")));
+    assert_eq!(lost.reason, Reason::ClaimLost);
+    assert!(
+        lost.message.contains("register a new Dataset"),
+        "{}",
+        lost.message
+    );
+    assert_eq!(ready(Some(&lost), false, &[]).reason, Reason::ClaimLost);
     let bound = pvc_bound("c", Some(&claim("Bound")));
     assert_eq!(
         (bound.status, bound.reason),
