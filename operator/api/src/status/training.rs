@@ -323,6 +323,16 @@ struct RunConditions {
     degraded: DesiredCondition,
 }
 
+/// What a stopped run's Job is: suspended and kept, or never created (a review's finding: a run cancelled before it
+/// had a Job said its Job was suspended).
+fn job_state(run_facts: &RunFacts) -> &'static str {
+    if run_facts.job_name.is_some() {
+        "the Job is suspended"
+    } else {
+        "no Job was created"
+    }
+}
+
 impl RunConditions {
     /// `Ready`, `Suspended`, `DatasetsReady`, `Degraded` for a run whose phase is known; a `Pending` run's `Ready`
     /// says why its pods do not run ([`pending_ready`]).
@@ -347,13 +357,13 @@ impl RunConditions {
                 ConditionType::Ready,
                 false,
                 Reason::Suspended,
-                "phase Suspended: the Job is suspended",
+                format!("phase Suspended: {}", job_state(run_facts)),
             ),
             TrainingPhase::Cancelled => DesiredCondition::new(
                 ConditionType::Ready,
                 false,
                 Reason::Cancelled,
-                "phase Cancelled: the Job is suspended",
+                format!("phase Cancelled: {}", job_state(run_facts)),
             ),
             TrainingPhase::Failed => DesiredCondition::new(
                 ConditionType::Ready,

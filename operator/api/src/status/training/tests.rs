@@ -654,6 +654,18 @@ fn a_finished_run_is_not_suspended_by_a_late_cancel() {
     );
     assert!(suspended);
     assert_eq!(reason, Reason::Cancelled);
+    // A review's finding: a run cancelled before it had a Job said its Job was suspended.
+    let facts = crate::render::render_training(&run, &[], &Default::default()).facts;
+    let draft = desired(&run, &facts, None, None, PodFindings::default());
+    let ready = draft
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::Ready)
+        .unwrap();
+    assert_eq!(
+        (ready.reason, ready.message.as_str()),
+        (Reason::Cancelled, "phase Cancelled: no Job was created")
+    );
 }
 
 /// Nor does an expiry suspend a finished run, or announce itself on one; an unfinished run is suspended by it.
