@@ -16,7 +16,7 @@ use serde_json::Value as Json;
 use super::capacity::{CAPACITY_CLASS, KV_CACHE_PER_GPU_MIB, PER_GPU_MEMORY_GIB, fit_warnings};
 use super::kind::{Computed, Kind, Mutable, PlanInputs, Source, WaitState};
 use super::object::CustomResource;
-use super::wait::{self, condition};
+use super::wait::{self, condition, condition_is};
 use crate::diag::{AttrPath, Diagnostics};
 use crate::value::{Number, Type, Value};
 
@@ -123,10 +123,7 @@ fn url(inputs: &PlanInputs<'_>) -> Result<Value, Diagnostics> {
 }
 
 fn ready(object: &Json) -> Value {
-    Value::Bool(
-        condition(object, ConditionType::Ready.as_str())
-            .is_some_and(|c| c.get("status").and_then(Json::as_str) == Some("True")),
-    )
+    Value::Bool(condition_is(object, ConditionType::Ready, "True", None).is_some())
 }
 
 fn ready_replicas(object: &Json) -> Value {
@@ -165,15 +162,16 @@ fn ready_state(object: &Json, capacity_class: Option<&str>) -> WaitState {
 /// pods may be ready, but its URL serves the other service, and only a change (either service's hostnames, or the
 /// holder deleted) ends that (a user's finding: such an apply succeeded without a word).
 fn unrouted(object: &Json) -> Option<WaitState> {
-    let route = condition(object, ConditionType::RouteReady.as_str())?;
-    let text = |key: &str| route.get(key).and_then(Json::as_str).unwrap_or_default();
-    (text("status") == "False" && text("reason") == Reason::HostnameConflict.as_str()).then(|| {
-        WaitState::Stalled(format!(
-            "not routed: {}: {}",
-            Reason::HostnameConflict.as_str(),
-            text("message")
-        ))
-    })
+    let conflict = Reason::HostnameConflict;
+    let route = condition_is(object, ConditionType::RouteReady, "False", Some(conflict))?;
+    let message = route
+        .get("message")
+        .and_then(Json::as_str)
+        .unwrap_or_default();
+    Some(WaitState::Stalled(format!(
+        "not routed: {}: {message}",
+        conflict.as_str()
+    )))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 use super::capacity::{CAPACITY_CLASS, KV_CACHE_PER_GPU_MIB, PER_GPU_MEMORY_GIB};
 use super::kind::{Computed, Kind, Mutable, PlanInputs, Source, WaitState};
 use super::object::CustomResource;
-use super::wait::{self, condition};
+use super::wait::{self, condition, condition_is};
 use crate::diag::{AttrPath, Diagnostics};
 use crate::value::{Type, Value};
 
@@ -125,10 +125,12 @@ fn completed_state(object: &Json) -> WaitState {
         other => {
             // Pods a quota refuses (`Degraded=True, PodsRefused`, the only word of it while the run is Running),
             // else why the run is not ready. Another Degraded reason (a fit warning) does not hide a stall.
-            let refused = condition(object, ConditionType::Degraded.as_str()).filter(|c| {
-                c.get("status").and_then(Json::as_str) == Some("True")
-                    && c.get("reason").and_then(Json::as_str) == Some(Reason::PodsRefused.as_str())
-            });
+            let refused = condition_is(
+                object,
+                ConditionType::Degraded,
+                "True",
+                Some(Reason::PodsRefused),
+            );
             let message = refused
                 .or_else(|| condition(object, ConditionType::Ready.as_str()))
                 .or_else(|| condition(object, ConditionType::DatasetsReady.as_str()))
@@ -140,8 +142,8 @@ fn completed_state(object: &Json) -> WaitState {
             // Only Ready's message can say `run stalled: ` (conditions::RUN_STALLED). A Dataset refusal
             // (`DatasetsReady=False`) waits for a change too: the Dataset created, its allowlist widened, the version
             // registered (a user's finding: its timeout advised a longer wait).
-            let datasets_refused = condition(object, ConditionType::DatasetsReady.as_str())
-                .is_some_and(|c| c.get("status").and_then(Json::as_str) == Some("False"));
+            let datasets_refused =
+                condition_is(object, ConditionType::DatasetsReady, "False", None).is_some();
             if datasets_refused || message.is_some_and(says_stalled) {
                 WaitState::Stalled(missing)
             } else {

@@ -132,6 +132,21 @@ pub fn condition<'a>(object: &'a Json, type_: &str) -> Option<&'a Json> {
         .find(|c| c.get("type").and_then(Json::as_str) == Some(type_))
 }
 
+/// The condition of `type_` when its `status` is `status` (`"True"` or `"False"`) and, with `reason`, its reason is
+/// that one; `None` otherwise (absent included).
+pub fn condition_is<'a>(
+    object: &'a Json,
+    type_: ConditionType,
+    status: &str,
+    reason: Option<Reason>,
+) -> Option<&'a Json> {
+    let text = |c: &'a Json, key: &str| c.get(key).and_then(Json::as_str);
+    condition(object, type_.as_str()).filter(|c| {
+        text(c, "status") == Some(status)
+            && reason.is_none_or(|r| text(c, "reason") == Some(r.as_str()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
