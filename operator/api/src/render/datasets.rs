@@ -5,6 +5,7 @@ use std::fmt;
 
 use kube::{Resource, ResourceExt};
 
+use super::RenderError;
 use crate::conditions::Reason;
 use crate::{Dataset, DatasetRef, TrainingRun, TrainingRunStatus};
 
@@ -105,23 +106,30 @@ pub fn check_datasets<'a>(
     Ok(out)
 }
 
-/// Refuses a volume of `run` that mounts the claim of one of `datasets` (the run's namespace's) none of its `resolved`
-/// Datasets holds: a Dataset is mounted through `spec.datasets`, which mounts it read-only, checks its
-/// `allowedServiceAccounts` and holds its deletion while the run uses it; a plain volume of its claim would skip all
-/// three (a review's finding: a ServiceAccount not on the allowlist mounted the claim writable and the run succeeded).
-/// `AccessDenied`, naming the volume and the Dataset. A run whose Job was created keeps its mounts.
+/// The claim rules of a run's mounts, one pass over its volumes (cases O-07 and O-08):
+/// - a Dataset is never writable: `spec.datasets[].readOnly: false`, or a volume of a referenced Dataset's claim
+///   without `readOnly: true`, is `WritableDatasetMount`;
+/// - a volume of the claim of one of `datasets` (the run's namespace's) that no `resolved` Dataset holds is
+///   `AccessDenied`: a Dataset is mounted through `spec.datasets`, which mounts it read-only, checks its
+///   `allowedServiceAccounts` and holds its deletion while the run uses it, and a plain volume of its claim would skip
+///   all three (a review's finding: a ServiceAccount not on the allowlist mounted the claim writable and the run
+///   succeeded). A run whose Job was created keeps its mounts.
 ///
 /// # Errors
-/// The refusal, for the first such volume.
-pub fn refuse_unreferenced_claims(
+/// The first refusal, naming the field.
+pub fn refuse_dataset_claim_mounts(
     run: &TrainingRun,
     datasets: &[Dataset],
     resolved: &[ResolvedDataset<'_>],
-) -> Result<(), DatasetRefusal> {
-    if TrainingRunStatus::job_recorded(run.status.as_ref()) {
-        return Ok(());
+) -> Result<(), RenderError> {
+    for (i, r) in resolved.iter().enumerate() {
+        if r.reference.read_only == Some(false) {
+            return Err(RenderError::WritableDatasetMount(format!(
+                "spec.datasets[{i}].readOnly: Invalid value: false: dataset mounts are always read-only"
+            )));
+        }
     }
-    let claim_of = |d: &Dataset| d.spec.pvc.as_ref().map(|p| p.claim_name.clone());
+    let started = TrainingRunStatus::job_recorded(run.status.as_ref());
     for (i, volume) in run.spec.volumes.iter().flatten().enumerate() {
         let Some(claim) = volume
             .persistent_volume_claim
@@ -130,17 +138,17 @@ pub fn refuse_unreferenced_claims(
         else {
             continue;
         };
-        if resolved
-            .iter()
-            .any(|r| claim_of(r.dataset).as_ref() == Some(claim))
-        {
-            continue;
-        }
-        if let Some(dataset) = datasets
-            .iter()
-            .find(|d| claim_of(d).as_ref() == Some(claim))
-        {
-            return Err(DatasetRefusal {
+        let holds = |d: &Dataset| d.spec.pvc.as_ref().is_some_and(|p| &p.claim_name == claim);
+        if let Some(r) = resolved.iter().find(|r| holds(r.dataset)) {
+            if volume.read_only != Some(true) {
+                return Err(RenderError::WritableDatasetMount(format!(
+                    "spec.volumes[].readOnly: Invalid value: volume {:?} mounts claim {claim:?} of Dataset {} \
+                     writable: set readOnly: true or use spec.datasets",
+                    volume.name, r.reference.name
+                )));
+            }
+        } else if let Some(dataset) = datasets.iter().find(|d| holds(d)).filter(|_| !started) {
+            return Err(RenderError::Datasets(DatasetRefusal {
                 reason: Reason::AccessDenied,
                 message: format!(
                     "spec.volumes[{i}].persistentVolumeClaim.claimName: claim {claim:?} holds Dataset {} (version \
@@ -149,7 +157,7 @@ pub fn refuse_unreferenced_claims(
                     dataset.name_any(),
                     dataset.spec.version
                 ),
-            });
+            }));
         }
     }
     Ok(())
@@ -186,7 +194,11 @@ mod tests {
         let volume = |claim: &str| json!({"name": "data", "mountPath": "/data", "persistentVolumeClaim": {"claimName": claim}});
         let sneaky = run(json!({"container": {"image": "i"}, "volumes": [volume("corpus-pvc")]}));
         let resolved = check_datasets(&sneaky, &datasets).unwrap();
-        let refusal = refuse_unreferenced_claims(&sneaky, &datasets, &resolved).unwrap_err();
+        let Err(RenderError::Datasets(refusal)) =
+            refuse_dataset_claim_mounts(&sneaky, &datasets, &resolved)
+        else {
+            panic!("refused as a Dataset refusal")
+        };
         assert_eq!(refusal.reason, Reason::AccessDenied);
         assert!(
             refusal.message.starts_with(
@@ -196,13 +208,21 @@ mod tests {
             refusal.message
         );
         let own = run(json!({"container": {"image": "i"}, "volumes": [volume("scratch")]}));
-        assert!(refuse_unreferenced_claims(&own, &datasets, &[]).is_ok());
+        assert!(refuse_dataset_claim_mounts(&own, &datasets, &[]).is_ok());
         let referenced = run(
             json!({"container": {"image": "i"}, "serviceAccountName": "trainer",
             "datasets": [{"name": "secret", "version": "1", "mountPath": "/d"}],
             "volumes": [volume("corpus-pvc")]}),
         );
         let resolved = check_datasets(&referenced, &datasets).unwrap();
-        assert!(refuse_unreferenced_claims(&referenced, &datasets, &resolved).is_ok());
+        // Referenced, the claim's volume must still be read-only (case O-07), and then it passes.
+        assert!(matches!(
+            refuse_dataset_claim_mounts(&referenced, &datasets, &resolved),
+            Err(RenderError::WritableDatasetMount(_))
+        ));
+        let mut read_only = referenced.clone();
+        read_only.spec.volumes.as_mut().unwrap()[0].read_only = Some(true);
+        let resolved = check_datasets(&read_only, &datasets).unwrap();
+        assert!(refuse_dataset_claim_mounts(&read_only, &datasets, &resolved).is_ok());
     }
 }

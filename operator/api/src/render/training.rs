@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Service;
 
-use super::datasets::{ResolvedDataset, check_datasets, refuse_unreferenced_claims};
+use super::datasets::{check_datasets, refuse_dataset_claim_mounts};
 use super::inference::to_value;
 use super::job;
 use super::meta::{LABEL_TRAINING, Owner, labels};
@@ -143,9 +143,8 @@ fn children(
     config: &RenderConfig,
 ) -> Result<TrainingChildren, RenderError> {
     let resolved = check_datasets(run, datasets).map_err(RenderError::Datasets)?;
-    refuse_unreferenced_claims(run, datasets, &resolved).map_err(RenderError::Datasets)?;
+    refuse_dataset_claim_mounts(run, datasets, &resolved)?;
     budget?;
-    refuse_writable_dataset_mounts(run, &resolved)?;
     let owner = Owner::of(run);
     let selector = BTreeMap::from([(LABEL_TRAINING.to_string(), label_value(&owner.name))]);
     let pods = run
@@ -167,37 +166,6 @@ fn children(
         job: job::job(&identity, facts, &resolved, &config.training_default_env)?,
         headless_service: job::headless_service(&identity),
     })
-}
-
-/// Case O-07: a dataset is never writable, whether asked on the reference or by mounting its claim again as a
-/// writable volume.
-fn refuse_writable_dataset_mounts(
-    run: &TrainingRun,
-    resolved: &[ResolvedDataset<'_>],
-) -> Result<(), RenderError> {
-    for (i, r) in resolved.iter().enumerate() {
-        if r.reference.read_only == Some(false) {
-            return Err(RenderError::WritableDatasetMount(format!(
-                "spec.datasets[{i}].readOnly: Invalid value: false: dataset mounts are always read-only"
-            )));
-        }
-        let Some(pvc) = &r.dataset.spec.pvc else {
-            continue;
-        };
-        for v in run.spec.volumes.iter().flatten() {
-            let same_claim = v
-                .persistent_volume_claim
-                .as_ref()
-                .is_some_and(|c| c.claim_name == pvc.claim_name);
-            if same_claim && v.read_only != Some(true) {
-                return Err(RenderError::WritableDatasetMount(format!(
-                    "spec.volumes[].readOnly: Invalid value: volume {:?} mounts claim {:?} of Dataset {} writable: set readOnly: true or use spec.datasets",
-                    v.name, pvc.claim_name, r.reference.name
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 fn facts(run: &TrainingRun, budget: Result<Option<FitBudget>, CapacityError>) -> TrainingFacts {
