@@ -1,7 +1,8 @@
 //! Datasets and the runs that use them against the control plane (issue 5): dataset mounts are
 //! read-only and a writable one is refused (case O-07); the allowlist cannot be used as a confused
 //! deputy (case O-08); a Dataset's deletion waits for the unfinished run using it, then proceeds;
-//! `PVCBound` follows the claim (ClaimNotFound, ClaimPending, Bound).
+//! `PVCBound` follows the claim (ClaimNotFound, ClaimPending, Bound), and a run waits, Job-less, for a missing claim;
+//! an InferenceService mounts a Dataset's claim only when the allowlist lets it, read-only.
 //!
 //! One operator process per watched namespace, running as the chart's ClusterRole.
 
@@ -458,7 +459,11 @@ async fn pvc_bound_follows_the_claim() -> anyhow::Result<()> {
     create(
         &client,
         ns,
-        dataset("corpus", "3", json!({"pvc": {"claimName": "data"}})),
+        dataset(
+            "corpus",
+            "3",
+            json!({"pvc": {"claimName": "data"}, "allowedServiceAccounts": ["default"]}),
+        ),
     )
     .await?;
     let missing = wait_for_object(
@@ -472,6 +477,39 @@ async fn pvc_bound_follows_the_claim() -> anyhow::Result<()> {
     )
     .await?;
     assert_eq!(condition(&missing, "Ready")["status"], "False");
+    // A run of a Dataset whose claim is missing gets no Job (it would wait Pending and use up its deadline) ...
+    create(
+        &client,
+        ns,
+        run(
+            "early",
+            "modelfleet.local/sim:never",
+            json!({"datasets": dataset_ref("corpus")}),
+        ),
+    )
+    .await?;
+    let refused = wait_for_object(
+        &client,
+        ns,
+        "TrainingRun",
+        "early",
+        "the run refused for the missing claim",
+        &operator,
+        has_reason("DatasetsReady", "ClaimNotFound"),
+    )
+    .await?;
+    let message = condition(&refused, "DatasetsReady")["message"].clone();
+    assert!(
+        message.as_str().is_some_and(|m| m.starts_with(
+            "spec.datasets[0].name: the claim \"data\" of Dataset corpus does not exist"
+        )),
+        "{message}"
+    );
+    assert_eq!(condition(&refused, "Ready")["reason"], "ClaimNotFound");
+    assert!(
+        jobs(&client, ns).await?.is_empty(),
+        "no Job while the claim is missing"
+    );
 
     let claim = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
         "metadata": {"name": "data", "namespace": ns},
@@ -494,6 +532,20 @@ async fn pvc_bound_follows_the_claim() -> anyhow::Result<()> {
         has_reason("PVCBound", "ClaimPending"),
     )
     .await?;
+    // ... and starts by itself once the claim exists: a Pending claim (WaitForFirstConsumer binds only for a pod)
+    // refuses nothing, and the Dataset's status change reconciles the run.
+    let started = wait_for_object(
+        &client,
+        ns,
+        "TrainingRun",
+        "early",
+        "the run started once the claim exists",
+        &operator,
+        |run| run["status"]["jobName"].is_string(),
+    )
+    .await?;
+    assert_eq!(condition(&started, "DatasetsReady")["status"], "True");
+    assert_eq!(jobs(&client, ns).await?.len(), 1);
 
     // A volume reserved for the claim: the PV controller binds them.
     let pv = json!({"apiVersion": "v1", "kind": "PersistentVolume",
@@ -525,5 +577,75 @@ async fn pvc_bound_follows_the_claim() -> anyhow::Result<()> {
         bound["status"]["observedGeneration"],
         bound["metadata"]["generation"]
     );
+    Ok(())
+}
+
+/// An InferenceService has no `spec.datasets`: its plain volume of a Dataset's claim is checked against the
+/// Dataset's allowlist (nothing applied while refused), and the service is reconciled again when the allowlist
+/// changes (the Dataset watch of the InferenceService controller).
+#[tokio::test]
+async fn a_service_mounts_a_dataset_claim_only_when_the_allowlist_lets_it() -> anyhow::Result<()> {
+    let (cluster, ns, client) = setup("mfds-isvc").await?;
+    let ns = ns.name();
+    let operator = operator(&cluster, ns)?;
+    create(
+        &client,
+        ns,
+        dataset(
+            "corpus",
+            "3",
+            json!({"pvc": {"claimName": "data"}, "allowedServiceAccounts": ["trainer"]}),
+        ),
+    )
+    .await?;
+    create(
+        &client,
+        ns,
+        json!({"apiVersion": "modelfleet.io/v1alpha1", "kind": "InferenceService",
+            "metadata": {"name": "reader"},
+            "spec": {"model": {"name": "m"}, "container": {"image": "modelfleet.local/sim:never"},
+                "volumes": [{"name": "corpus", "mountPath": "/corpus", "readOnly": true,
+                    "persistentVolumeClaim": {"claimName": "data"}}]}}),
+    )
+    .await?;
+    let refused = wait_for_object(
+        &client,
+        ns,
+        "InferenceService",
+        "reader",
+        "the service refused by the allowlist",
+        &operator,
+        has_reason("Ready", "AccessDenied"),
+    )
+    .await?;
+    let message = condition(&refused, "Ready")["message"].clone();
+    assert!(
+        message.as_str().is_some_and(|m| m.starts_with(
+            "spec.volumes[0].persistentVolumeClaim.claimName: claim \"data\" holds Dataset corpus and \
+             ServiceAccount \"default\""
+        )),
+        "{message}"
+    );
+    assert_eq!(condition(&refused, "Degraded")["status"], "True");
+    let deployments = Api::<k8s_openapi::api::apps::v1::Deployment>::namespaced(client.clone(), ns);
+    assert!(
+        deployments.get_opt("reader").await?.is_none(),
+        "nothing applied while refused"
+    );
+
+    let allow = json!({"spec": {"allowedServiceAccounts": ["trainer", "default"]}});
+    modelfleet::api(&client, ns, "Dataset")
+        .patch("corpus", &PatchParams::default(), &Patch::Merge(&allow))
+        .await?;
+    wait_for(
+        "the service's Deployment once the allowlist lets it",
+        modelfleet::OBJECT_TIMEOUT,
+        || {
+            let deployments = deployments.clone();
+            async move { Ok(deployments.get_opt("reader").await?) }
+        },
+    )
+    .await
+    .map_err(|e| e.context(operator.log_tail()))?;
     Ok(())
 }

@@ -272,6 +272,19 @@ fn training_reasons() -> Vec<DesiredCondition> {
         assert!(check_datasets(&r, &[dataset_object(&allowed)]).is_err());
         desired(&r, &[dataset_object(&allowed)], None);
     }
+    // A Dataset whose own status says its claim is missing or lost refuses a run that has no Job yet.
+    for claim in ["ClaimNotFound", "ClaimLost"] {
+        let mut unusable = dataset_object(&["default"]);
+        unusable.spec.pvc = serde_json::from_value(json!({"claimName": "data"})).unwrap();
+        unusable.status = serde_json::from_value(json!({"conditions": [{"type": "PVCBound",
+            "status": "False", "reason": claim, "message": "", "lastTransitionTime": "2026-12-07T00:00:00Z"}]}))
+        .unwrap();
+        let r = run(
+            json!({"container": {"image": "i"}, "datasets": [{"name": "corpus", "version": "3",
+            "mountPath": "/d"}]}),
+        );
+        desired(&r, &[unusable], None);
+    }
     // As the controller does it: render and status see the effective intent, annotate the spec's own.
     let expired = run(json!({"container": {"image": "i"}, "intent": "automatic",
         "schedule": {"expiresAt": "2026-01-01T00:00:00Z"}}));

@@ -52,6 +52,21 @@ pub fn controller() -> ControllerSpec {
     }
 }
 
+/// The Datasets of `namespace`, listed fresh (not from a cache): what a run's references and a workload's claim
+/// mounts are checked against ([`model_fleet_api::render::check_datasets`],
+/// [`model_fleet_api::render::refuse_service_dataset_claims`]).
+///
+/// # Errors
+/// [`Error`] naming the namespace when the list fails.
+pub(super) async fn list_in(ctx: &Context, namespace: &str) -> Result<Vec<Dataset>> {
+    let api: Api<Dataset> = Api::namespaced(ctx.client.clone(), namespace);
+    Ok(api
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| Error::fetch(format!("Datasets of namespace {namespace}"), e))?
+        .items)
+}
+
 /// Watches Datasets, the TrainingRuns that reference them and their claims, until `stop` fires.
 pub async fn run(ctx: Arc<Context>, stop: StopSignal) {
     let (datasets, changes) = primary_watch(

@@ -33,7 +33,7 @@ use model_fleet_api::routing::Conflict;
 use model_fleet_api::schedule::{ScheduleState, Scheduled, idle as schedule_idle};
 use model_fleet_api::status::Draft;
 use model_fleet_api::status::inference as status;
-use model_fleet_api::{InferenceService, InferenceServiceStatus};
+use model_fleet_api::{Dataset, InferenceService, InferenceServiceStatus};
 
 use super::apply::{self, ApplyOutcome, Child, Live, PruneOwner};
 use super::context::Context;
@@ -98,6 +98,9 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
     let effective = schedule_idle::effective_view(isvc, &schedule);
     let isvc = effective.as_ref();
     let RenderedInference { facts, children } = render::render_inference(isvc, &ctx.config.render);
+    let datasets = claimed_datasets(ctx, isvc, &owner).await?;
+    let children =
+        children.and_then(|c| render::refuse_service_dataset_claims(isvc, &datasets).map(|()| c));
     let children = match children {
         Ok(children) => children,
         Err(refusal) => return refuse(ctx, isvc, &owner, &facts, refusal).await,
@@ -139,6 +142,19 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
         announce::publish(ctx, isvc, &applied.created, &[], &[]).await;
     }
     converged
+}
+
+/// fetch: the Datasets of the service's namespace when a volume mounts a claim (one of theirs is checked against its
+/// allowlist), else none.
+async fn claimed_datasets(
+    ctx: &Context,
+    isvc: &InferenceService,
+    owner: &Owner,
+) -> Result<Vec<Dataset>> {
+    if !render::mounts_a_claim(isvc.spec.volumes.as_deref()) {
+        return Ok(Vec::new());
+    }
+    super::dataset::list_in(ctx, &owner.namespace).await
 }
 
 /// fetch: which optional CRDs the controller watches ([`DependencyCache::for_reconcile`](super::discovery::DependencyCache::for_reconcile)).

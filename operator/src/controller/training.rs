@@ -41,6 +41,7 @@ use model_fleet_api::{Dataset, TrainingPhase, TrainingRun, TrainingRunStatus};
 
 use super::apply::{self, Child, Live, PruneOwner};
 use super::context::Context;
+use super::dataset;
 use super::error::{Error, Result};
 use super::events;
 use super::reconcile::{Owner, Reconcile, error_policy, reconcile, report_stream_item};
@@ -207,14 +208,9 @@ async fn fetch(ctx: &Context, run: &TrainingRun, owner: &Owner) -> Result<Fetche
         .filter(|job| job.metadata.deletion_timestamp.is_none())
         .find(|job| owner.owns(&job.metadata));
     // A volume may mount a Dataset's claim: render refuses it unless the run references that Dataset.
-    let mounts_claims =
-        (run.spec.volumes.iter().flatten()).any(|v| v.persistent_volume_claim.is_some());
-    let datasets = if run.spec.datasets.iter().flatten().next().is_some() || mounts_claims {
-        let api: Api<Dataset> = Api::namespaced(ctx.client.clone(), &owner.namespace);
-        api.list(&ListParams::default())
-            .await
-            .map_err(|e| Error::fetch(format!("Datasets of namespace {}", owner.namespace), e))?
-            .items
+    let references = run.spec.datasets.iter().flatten().next().is_some();
+    let datasets = if references || render::mounts_a_claim(run.spec.volumes.as_deref()) {
+        dataset::list_in(ctx, &owner.namespace).await?
     } else {
         Vec::new()
     };

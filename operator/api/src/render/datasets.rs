@@ -6,13 +6,15 @@ use std::fmt;
 use kube::{Resource, ResourceExt};
 
 use super::RenderError;
-use crate::conditions::Reason;
-use crate::{Dataset, DatasetRef, TrainingRun, TrainingRunStatus};
+use crate::conditions::{self, ConditionStatus, ConditionType, Reason};
+use crate::v1alpha1::Volume;
+use crate::{Dataset, DatasetRef, InferenceService, TrainingRun, TrainingRunStatus};
 
 /// Why a run may not use its Datasets: a `DatasetsReady=False` condition; no Job is created.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DatasetRefusal {
-    /// Condition reason: `DatasetNotFound`, `VersionMismatch`, `AccessDenied` or `CrossNamespace`.
+    /// Condition reason: `DatasetNotFound`, `VersionMismatch`, `AccessDenied`, `CrossNamespace`, or the Dataset's own
+    /// `ClaimNotFound` / `ClaimLost`.
     pub reason: Reason,
     /// Condition message naming the dataset and the fix.
     pub message: String,
@@ -35,8 +37,12 @@ pub struct ResolvedDataset<'a> {
 
 /// Checks every `spec.datasets[]` of `run` against `datasets` (those the caller fetched from the
 /// run's namespace). Order of checks: cross-namespace, existence, version, allowlist (with an
-/// absent `serviceAccountName` checked as `default`). A run without a namespace (`render -f`) is
-/// treated as being in `default`.
+/// absent `serviceAccountName` checked as `default`), then the Dataset's claim ([`claim_refusal`]). A run without a
+/// namespace (`render -f`) is treated as being in `default`.
+///
+/// # Errors
+/// The first refusal, its message starting with the field (`spec.datasets[i]...`, or `spec.serviceAccountName` for
+/// the allowlist) and saying the fix.
 pub fn check_datasets<'a>(
     run: &'a TrainingRun,
     datasets: &'a [Dataset],
@@ -98,12 +104,50 @@ pub fn check_datasets<'a>(
                 ),
             });
         }
+        if let Some(refusal) = claim_refusal(i, found)
+            .filter(|_| !TrainingRunStatus::job_recorded(run.status.as_ref()))
+        {
+            return Err(refusal);
+        }
         out.push(ResolvedDataset {
             reference: r,
             dataset: found,
         });
     }
     Ok(out)
+}
+
+/// The refusal of reference `i` to `dataset` when the Dataset's own status says its claim cannot be mounted:
+/// `PVCBound=False` with `ClaimNotFound` (the claim does not exist) or `ClaimLost` (its PersistentVolume is gone).
+/// A Job created then would wait `Pending` for a volume that is not there ("persistentvolumeclaim not found"),
+/// using up its `activeDeadlineSeconds`; refused, the run is retried when the Dataset's status changes (the
+/// controller watches Datasets). `ClaimPending` is not refused: a claim of a `WaitForFirstConsumer` StorageClass
+/// binds only once a pod uses it. A Dataset whose status was not written yet is not refused either, and a run whose
+/// Job exists keeps it (the caller's check).
+fn claim_refusal(i: usize, dataset: &Dataset) -> Option<DatasetRefusal> {
+    let claim = &dataset.spec.pvc.as_ref()?.claim_name;
+    let bound = dataset.status.as_ref()?.conditions.as_deref()?;
+    let reason = conditions::find(bound, ConditionType::PVCBound)
+        .filter(|c| c.status == ConditionStatus::False.as_str())
+        .and_then(|c| Reason::parse(&c.reason))?;
+    let (state, fix) = match reason {
+        Reason::ClaimNotFound => (
+            "does not exist",
+            "create the PersistentVolumeClaim; the Job is created once it exists",
+        ),
+        Reason::ClaimLost => (
+            "is Lost (its PersistentVolume is gone, and with it the data)",
+            "restore the data into a claim, register it as a new Dataset and reference that",
+        ),
+        _ => return None,
+    };
+    Some(DatasetRefusal {
+        reason,
+        message: format!(
+            "spec.datasets[{i}].name: the claim {claim:?} of Dataset {} {state} (the Dataset's PVCBound is {reason}): {fix}",
+            dataset.name_any()
+        ),
+    })
 }
 
 /// The claim rules of a run's mounts, one pass over its volumes (cases O-07 and O-08):
@@ -163,6 +207,87 @@ pub fn refuse_dataset_claim_mounts(
     Ok(())
 }
 
+/// The claim rules of an InferenceService's mounts. A service has no `spec.datasets`; a volume of the claim of one of
+/// `datasets` (those of the service's namespace) gets the rules a run's reference gets, so the allowlist cannot be
+/// skipped by serving where training is refused:
+/// - the service's ServiceAccount (absent means `default`) must be in the Dataset's `allowedServiceAccounts`, else
+///   `AccessDenied`;
+/// - the volume must be `readOnly: true` (a Dataset is never writable, case O-07), else `WritableDatasetMount`.
+///
+/// A service does not hold the Dataset's deletion (`usedBy` lists runs); Kubernetes' `kubernetes.io/pvc-protection`
+/// keeps the claim itself while pods mount it. Like every refusal of a service, nothing is applied: a Deployment of
+/// an earlier accepted spec keeps its mounts.
+///
+/// # Errors
+/// The first refusal, naming the volume (`spec.volumes[i]`), the claim, the Dataset and the fix.
+pub fn refuse_service_dataset_claims(
+    isvc: &InferenceService,
+    datasets: &[Dataset],
+) -> Result<(), RenderError> {
+    let sa = isvc
+        .spec
+        .service_account_name
+        .as_deref()
+        .unwrap_or("default");
+    for (i, volume, claim, dataset) in dataset_claim_volumes(isvc.spec.volumes.as_deref(), datasets)
+    {
+        let allowed = dataset.spec.allowed_service_accounts.iter().flatten();
+        if !allowed.clone().any(|a| a == sa) {
+            return Err(RenderError::Datasets(DatasetRefusal {
+                reason: Reason::AccessDenied,
+                message: format!(
+                    "spec.volumes[{i}].persistentVolumeClaim.claimName: claim {claim:?} holds Dataset {} and \
+                     ServiceAccount {sa:?} (spec.serviceAccountName) is not in its allowedServiceAccounts; ask its \
+                     owner to add it, or serve under an allowed account",
+                    dataset.name_any()
+                ),
+            }));
+        }
+        if volume.read_only != Some(true) {
+            return Err(RenderError::WritableDatasetMount(format!(
+                "spec.volumes[{i}].readOnly: Invalid value: volume {:?} mounts claim {claim:?} of Dataset {} \
+                 writable: set readOnly: true",
+                volume.name,
+                dataset.name_any()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Each pair of one of `volumes` and one of `datasets` whose claim it mounts: the volume's index, the volume, the
+/// claim name and the Dataset. Two Datasets may name one claim (two versions on one volume): a volume then pairs with
+/// each, and must pass the rules of each.
+fn dataset_claim_volumes<'a>(
+    volumes: Option<&'a [Volume]>,
+    datasets: &'a [Dataset],
+) -> impl Iterator<Item = (usize, &'a Volume, &'a str, &'a Dataset)> {
+    let claims = volumes
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, volume)| {
+            let claim = volume.persistent_volume_claim.as_ref()?.claim_name.as_str();
+            Some((i, volume, claim))
+        });
+    claims.flat_map(move |(i, volume, claim)| {
+        datasets
+            .iter()
+            .filter(move |d| d.spec.pvc.as_ref().is_some_and(|p| p.claim_name == claim))
+            .map(move |d| (i, volume, claim, d))
+    })
+}
+
+/// Whether any of `volumes` mounts a PersistentVolumeClaim: only then can a Dataset's claim be among them, and only
+/// then does the operator read the namespace's Datasets to check ([`refuse_service_dataset_claims`],
+/// [`refuse_dataset_claim_mounts`]).
+pub fn mounts_a_claim(volumes: Option<&[Volume]>) -> bool {
+    volumes
+        .into_iter()
+        .flatten()
+        .any(|v| v.persistent_volume_claim.is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +309,114 @@ mod tests {
             "apiVersion": "modelfleet.io/v1alpha1", "kind": "TrainingRun",
             "metadata": {"name": "r", "namespace": "ml"}, "spec": spec}))
         .unwrap()
+    }
+
+    /// A Dataset whose status says its claim is missing or `Lost` refuses a run that has no Job yet (the Job would
+    /// wait `Pending` and use up its deadline); a pending claim, an unwritten status or a created Job does not.
+    #[test]
+    fn a_missing_or_lost_claim_refuses_a_run_without_a_job() {
+        let with_bound = |reason: Option<(&str, &str)>| {
+            let mut d = dataset("corpus", "corpus-pvc");
+            d.status = reason.map(|(status, reason)| {
+                serde_json::from_value(json!({"conditions": [{"type": "PVCBound", "status": status,
+                    "reason": reason, "message": "", "lastTransitionTime": "2026-12-07T00:00:00Z"}]}))
+                .unwrap()
+            });
+            [d]
+        };
+        let mut r = run(
+            json!({"container": {"image": "i"}, "serviceAccountName": "trainer",
+            "datasets": [{"name": "corpus", "version": "1", "mountPath": "/d"}]}),
+        );
+        for (status, reason) in [("False", "ClaimNotFound"), ("False", "ClaimLost")] {
+            let refusal = check_datasets(&r, &with_bound(Some((status, reason)))).unwrap_err();
+            assert_eq!(refusal.reason.as_str(), reason);
+            assert!(
+                refusal.message.starts_with(
+                    "spec.datasets[0].name: the claim \"corpus-pvc\" of Dataset corpus "
+                ),
+                "{}",
+                refusal.message
+            );
+        }
+        let missing =
+            check_datasets(&r, &with_bound(Some(("False", "ClaimNotFound")))).unwrap_err();
+        assert!(
+            missing
+                .message
+                .ends_with("create the PersistentVolumeClaim; the Job is created once it exists")
+        );
+        for usable in [
+            None,
+            Some(("False", "ClaimPending")),
+            Some(("True", "Bound")),
+        ] {
+            assert!(
+                check_datasets(&r, &with_bound(usable)).is_ok(),
+                "{usable:?}"
+            );
+        }
+        r.status = Some(TrainingRunStatus {
+            job_name: Some("r".into()),
+            ..Default::default()
+        });
+        assert!(check_datasets(&r, &with_bound(Some(("False", "ClaimLost")))).is_ok());
+    }
+
+    /// An InferenceService has no `spec.datasets`: a volume of a Dataset's claim must pass that Dataset's allowlist
+    /// and be read-only, for every Dataset naming the claim.
+    #[test]
+    fn a_service_mounts_a_dataset_claim_only_allowed_and_read_only() {
+        let service = |sa: Option<&str>,
+                       claim: &str,
+                       read_only: Option<bool>|
+         -> InferenceService {
+            serde_json::from_value(json!({
+                "apiVersion": "modelfleet.io/v1alpha1", "kind": "InferenceService",
+                "metadata": {"name": "s", "namespace": "ml"},
+                "spec": {"model": {"name": "m"}, "container": {"image": "i"}, "serviceAccountName": sa,
+                    "volumes": [{"name": "data", "mountPath": "/data", "readOnly": read_only,
+                        "persistentVolumeClaim": {"claimName": claim}}]}}))
+            .unwrap()
+        };
+        let datasets = [dataset("corpus", "corpus-pvc")];
+        let Err(RenderError::Datasets(denied)) =
+            refuse_service_dataset_claims(&service(None, "corpus-pvc", Some(true)), &datasets)
+        else {
+            panic!("the default ServiceAccount is not on the allowlist")
+        };
+        assert_eq!(denied.reason, Reason::AccessDenied);
+        assert!(
+            denied.message.starts_with(
+                "spec.volumes[0].persistentVolumeClaim.claimName: claim \"corpus-pvc\" holds Dataset corpus and \
+                 ServiceAccount \"default\" (spec.serviceAccountName) is not in its allowedServiceAccounts"
+            ),
+            "{}",
+            denied.message
+        );
+        let writable =
+            refuse_service_dataset_claims(&service(Some("trainer"), "corpus-pvc", None), &datasets);
+        assert!(
+            matches!(writable, Err(RenderError::WritableDatasetMount(m)) if m.starts_with("spec.volumes[0].readOnly"))
+        );
+        let allowed = service(Some("trainer"), "corpus-pvc", Some(true));
+        assert!(refuse_service_dataset_claims(&allowed, &datasets).is_ok());
+        assert!(refuse_service_dataset_claims(&service(None, "scratch", None), &datasets).is_ok());
+        // A second Dataset on the same claim that does not allow the account refuses it too.
+        let mut strict = dataset("corpus-v2", "corpus-pvc");
+        strict.spec.allowed_service_accounts = Some(vec!["someone-else".into()]);
+        let both = [datasets[0].clone(), strict];
+        let Err(RenderError::Datasets(denied)) = refuse_service_dataset_claims(&allowed, &both)
+        else {
+            panic!("refused by the second Dataset")
+        };
+        assert!(
+            denied.message.contains("holds Dataset corpus-v2 and"),
+            "{}",
+            denied.message
+        );
+        assert!(mounts_a_claim(allowed.spec.volumes.as_deref()));
+        assert!(!mounts_a_claim(None));
     }
 
     /// A review's finding: a plain volume of a Dataset's claim skipped the allowlist, the read-only mount and the

@@ -24,7 +24,9 @@ mod service;
 mod training;
 pub mod wake;
 
-pub use datasets::{DatasetRefusal, ResolvedDataset, check_datasets};
+pub use datasets::{
+    DatasetRefusal, ResolvedDataset, check_datasets, mounts_a_claim, refuse_service_dataset_claims,
+};
 pub use deployment::{DEFAULT_PORT, DEFAULT_STARTUP_SECONDS};
 pub use gateway::{HTTPRoute, HttpRouteSpec, ReferenceGrant};
 pub use http_add_on::{HttpAddOn, InterceptorRoute};

@@ -15,12 +15,14 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use futures::{StreamExt, TryStreamExt as _};
+use kube::ResourceExt as _;
 use kube::core::DeserializeGuard;
 use kube::runtime::PredicateConfig;
 use kube::runtime::controller::Controller;
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt as _, watcher};
-use model_fleet_api::InferenceService;
 use model_fleet_api::render::LABEL_INFERENCE;
+use model_fleet_api::{Dataset, InferenceService};
 
 use super::routes::ServiceStore;
 use super::{KIND, child_kinds, trigger, wake};
@@ -162,6 +164,12 @@ async fn run_built(
         let children = ctx.watch_children(&resource, LABEL_INFERENCE);
         controller = controller.owns_stream_with(children, resource);
     }
+    let mounting = controller.store();
+    controller = controller.watches(
+        ctx.watched_api::<DeserializeGuard<Dataset>>(),
+        watch_config(),
+        move |dataset| services_mounting(&mounting, &dataset),
+    );
     if deps.gateway_api {
         if deps.http_add_on {
             ctx.wake_grants.attach(controller.store());
@@ -182,6 +190,35 @@ async fn run_built(
     ));
     drive(ctx, controller, stop).await;
     watching.abort();
+}
+
+/// The services in `dataset`'s namespace with a volume of its claim (the mapper of the Dataset watch): a service
+/// refused by the Dataset's allowlist is reconciled again when the allowlist changes, and one that mounts it is
+/// checked again when it does.
+fn services_mounting(
+    services: &ServiceStore,
+    dataset: &DeserializeGuard<Dataset>,
+) -> Vec<ObjectRef<DeserializeGuard<InferenceService>>> {
+    let Some(claim) = dataset.0.as_ref().ok().and_then(|d| d.spec.pvc.as_ref()) else {
+        return Vec::new();
+    };
+    let namespace = dataset.namespace();
+    services
+        .state()
+        .iter()
+        .filter(|guard| guard.namespace() == namespace)
+        .filter(|guard| {
+            guard.0.as_ref().is_ok_and(|isvc| {
+                let mut volumes = isvc.spec.volumes.iter().flatten();
+                volumes.any(|v| {
+                    v.persistent_volume_claim
+                        .as_ref()
+                        .is_some_and(|c| c.claim_name == claim.claim_name)
+                })
+            })
+        })
+        .map(|guard| ObjectRef::from_obj(guard.as_ref()))
+        .collect()
 }
 
 /// Runs `controller` until `stop` fires, then gives its in-flight reconciles [`STOP_TIMEOUT`] to finish, as a
