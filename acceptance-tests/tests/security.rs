@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use acceptance_tests::inference::{api, apply, isvc_resource, operator};
-use acceptance_tests::modelfleet::{create, wait_for_ready_message};
+use acceptance_tests::modelfleet::{self, create, wait_for_ready_message};
 use acceptance_tests::{Cluster, wait_for};
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -191,6 +191,19 @@ async fn restricted_refuses_exactly_the_settings_the_docs_list() {
         ),
         "{}",
         isvc.message
+    );
+    // A stall needs a human: Degraded says so, quoting Ready (written in the same status as Ready's message).
+    let degraded = modelfleet::condition(&isvc.object, "Degraded");
+    assert_eq!(
+        (&degraded["status"], &degraded["reason"]),
+        (&json!("True"), &json!("NeedsAttention")),
+        "{degraded}"
+    );
+    assert!(
+        degraded["message"].as_str().is_some_and(
+            |m| m.starts_with("Ready: rollout stalled: the ReplicaSet cannot create pods")
+        ),
+        "{degraded}"
     );
     // A TrainingRun says it too, from the Job controller's FailedCreate Event (a Job has no such condition).
     let run = json!({

@@ -380,8 +380,8 @@ async fn write(
     if let Some(refusal) = refusal.filter(|r| degraded_before.as_deref() != Some(r.reason.as_str()))
     {
         let regarding = run.object_ref(&());
-        // A render refusal, or the Job's pods refused by the API server (seen while observing them).
-        let action = if refusal.reason == Reason::PodsRefused {
+        // A render refusal, or what observing the Job's pods found: pods refused by the API server, or a stall.
+        let action = if matches!(refusal.reason, Reason::PodsRefused | Reason::NeedsAttention) {
             "ObservePods"
         } else {
             "Render"

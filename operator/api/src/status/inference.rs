@@ -308,12 +308,16 @@ pub fn suspended(intent: Intent) -> DesiredCondition {
     }
 }
 
-/// `Degraded`: True when another condition is a warning a human must act on; the message lists them.
+/// `Degraded`: True when another condition is a warning a human must act on, or `Ready` says the rollout is
+/// stalled ([`super::stall_problem`]); the message lists them (`Type: Reason` for a warning, `Ready: rollout
+/// stalled: ...` in full for a stall, since its reason alone says nothing).
 pub fn degraded(conditions: &[DesiredCondition]) -> DesiredCondition {
     let problems: Vec<String> = conditions
         .iter()
-        .filter(|c| is_warning(c))
-        .map(|c| format!("{}: {}", c.type_, c.reason))
+        .filter_map(|c| {
+            let warning = is_warning(c).then(|| format!("{}: {}", c.type_, c.reason));
+            warning.or_else(|| super::stall_problem(c))
+        })
         .collect();
     if problems.is_empty() {
         DesiredCondition::new(ConditionType::Degraded, false, Reason::AsExpected, "")

@@ -56,6 +56,19 @@ macro_rules! has_conditions {
 
 has_conditions!(InferenceServiceStatus, TrainingRunStatus, DatasetStatus);
 
+/// What `Degraded=True, NeedsAttention` says of a `Ready` that reports a stall: `Ready: <its message>` when it is
+/// `False, Progressing` with a message starting `rollout stalled: ` or `run stalled: `
+/// ([`crate::conditions::says_stalled`]): the rollout or run cannot go on without a change (an image that cannot be
+/// pulled, a crash loop, an admission refusal), which needs a human even though `Progressing` is not a warning
+/// reason. `None` otherwise.
+pub fn stall_problem(ready: &DesiredCondition) -> Option<String> {
+    let stalled = ready.type_ == ConditionType::Ready
+        && ready.status == ConditionStatus::False
+        && ready.reason == Reason::Progressing
+        && crate::conditions::says_stalled(&ready.message);
+    stalled.then(|| format!("{}: {}", ConditionType::Ready, ready.message))
+}
+
 /// Adds the fit's headroom warning ([`FitBudget::headroom_warning`]) to `Degraded`: a False `Degraded` becomes
 /// `True, FitWithoutHeadroom` with the warning as its message; a True one keeps its reason and gains the warning at
 /// the end of its message. No budget, or one with headroom, changes nothing.

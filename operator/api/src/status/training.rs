@@ -373,6 +373,7 @@ impl RunConditions {
             ),
         };
         let suspended = suspended(run, facts, phase);
+        let stall = super::stall_problem(&ready);
         let degraded = if phase == TrainingPhase::Failed {
             DesiredCondition::new(
                 ConditionType::Degraded,
@@ -380,6 +381,8 @@ impl RunConditions {
                 Reason::Failed,
                 format!("the run failed ({job_reason}): create a new TrainingRun to try again"),
             )
+        } else if let Some(stall) = stall {
+            DesiredCondition::new(ConditionType::Degraded, true, Reason::NeedsAttention, stall)
         } else {
             DesiredCondition::new(ConditionType::Degraded, false, Reason::AsExpected, "")
         };

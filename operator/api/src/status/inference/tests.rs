@@ -167,6 +167,15 @@ fn a_stalled_rollout_says_why() {
     let ready = super::ready(Intent::Automatic, &observed(&rolling, Some(&message)));
     assert_eq!(ready.reason, Reason::Progressing);
     assert_eq!(ready.message, format!("rollout stalled: {message}"));
+    // A stall needs a human: Degraded quotes it; a rollout that is only under way is not degraded.
+    let stall = degraded(std::slice::from_ref(&ready));
+    assert_eq!(
+        (stall.status, stall.reason),
+        (ConditionStatus::True, Reason::NeedsAttention)
+    );
+    assert_eq!(stall.message, format!("Ready: rollout stalled: {message}"));
+    let under_way = super::ready(Intent::Automatic, &observed(&rolling, None));
+    assert_eq!(degraded(&[under_way]).status, ConditionStatus::False);
     refusing.status.as_mut().unwrap().conditions = Some(vec![DeploymentCondition {
         type_: "ReplicaFailure".into(),
         status: "True".into(),

@@ -492,6 +492,37 @@ fn refused_pods_are_degraded_with_how_many_are_missing() {
     );
 }
 
+/// A `Pending` run whose container cannot start needs a human: `Degraded=True, NeedsAttention` quotes `Ready`'s
+/// stall; plain waiting is not degraded.
+#[test]
+fn a_stalled_run_is_degraded() {
+    let run = training_run();
+    let stalled = "pod ft-1-x: container main: ImagePullBackOff";
+    let findings = PodFindings {
+        stalled: Some(stalled),
+        ..Default::default()
+    };
+    let pending = job(false, counts(0, 0, 0));
+    assert_eq!(
+        said(&run, &pending, findings, ConditionType::Degraded),
+        (
+            true,
+            Reason::NeedsAttention,
+            format!("Ready: run stalled: {stalled}")
+        )
+    );
+    assert_eq!(
+        said(
+            &run,
+            &pending,
+            PodFindings::default(),
+            ConditionType::Degraded
+        )
+        .1,
+        Reason::AsExpected
+    );
+}
+
 /// `run` with the status [`desired`] gives it for `job` and `findings`, as the controller writes it.
 fn written(mut run: TrainingRun, job: &Job, findings: PodFindings<'_>) -> TrainingRun {
     let facts = crate::render::render_training(&run, &[], &Default::default()).facts;
