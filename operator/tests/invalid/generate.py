@@ -203,6 +203,13 @@ def cel_cases():
         cases.append((f"{s}-volume-duplicate-mount-path", "spec.volumes", "volumes: two entries have the same mountPath",
                       [base(kind, volumes=[{"name": "a", "mountPath": "/v", "emptyDir": {}},
                                            {"name": "b", "mountPath": "/v", "emptyDir": {}}])]))
+        shm = "a pod with more than one GPU (gpu.count > 1) gets writable shared memory at /dev/shm"
+        cases.append((f"{s}-shared-memory-read-only", "spec.volumes", shm,
+                      [base(kind, gpu={"count": 2}, volumes=[{"name": "shm", "mountPath": "/dev/shm", "readOnly": True,
+                                                               "emptyDir": {"medium": "Memory"}}])]))
+        cases.append((f"{s}-shared-memory-config-map", "spec.volumes", shm,
+                      [base(kind, gpu={"count": 2}, volumes=[{"name": "shm", "mountPath": "/dev/shm/",
+                                                               "configMap": {"name": "c"}}])]))
         def tol(**t):
             return base(kind, gpu={"count": 1, "tolerations": [t]})
         tp = "spec.gpu.tolerations[0]"
@@ -296,6 +303,8 @@ def cel_cases():
         ("trun-dataset-mount-path-of-a-volume", "spec.datasets", "a dataset's mountPath is also a volume's mountPath",
          [base(t, datasets=[{"name": "d", "version": "1", "mountPath": "/v"}],
                volumes=[{"name": "v", "mountPath": "/v", "emptyDir": {}}])]),
+        ("trun-shared-memory-dataset", "spec.datasets", "gets writable shared memory at /dev/shm",
+         [base(t, gpu={"count": 2}, datasets=[{"name": "d", "version": "1", "mountPath": "/dev/shm"}])]),
         ("trun-indexed-needs-completions", "spec.completions", "required when completionMode is Indexed",
          [base(t, completionMode="Indexed")]),
     ]

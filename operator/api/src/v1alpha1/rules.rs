@@ -176,3 +176,42 @@ pub fn qualified_keys(field: &str, what: &str, example: &str) -> Rule {
     )))
     .field_path(format!(".{field}"))
 }
+
+/// The CEL condition "the pod has more than one GPU" on a spec (`gpu.count > 1`): the pods the operator gives its own
+/// writable shared memory at `/dev/shm` (the `dshm` emptyDir; NCCL needs it).
+const MULTI_GPU: &str = "has(self.gpu) && self.gpu.count > 1";
+
+/// The CEL list of the paths the kubelet mounts at `/dev/shm`.
+const SHARED_MEMORY_PATHS: &str = "['/dev/shm', '/dev/shm/']";
+
+/// Rule on a spec with `gpu` and `volumes`: in a pod with more than one GPU, a volume at `/dev/shm` is a writable
+/// `emptyDir` (it then takes the place of the operator's, to size it), never another source or a read-only one. The
+/// operator's render refuses the same (`InvalidSpec`) for an object stored before this rule; here it fails at
+/// admission, and at `terraform plan` through the provider's CEL check, before anything is applied.
+pub fn shared_memory_volumes() -> Rule {
+    Rule::new(format!(
+        "!({MULTI_GPU}) || !has(self.volumes) || self.volumes.all(v, !(v.mountPath in {SHARED_MEMORY_PATHS}) || \
+         (has(v.emptyDir) && !(has(v.readOnly) && v.readOnly)))"
+    ))
+    .message(Message::Message(
+        "volumes: a pod with more than one GPU (gpu.count > 1) gets writable shared memory at /dev/shm (NCCL needs \
+         it): mount the volume at another path, or make the one at /dev/shm a writable emptyDir (medium: Memory) to \
+         size it yourself"
+            .into(),
+    ))
+    .field_path(".volumes")
+}
+
+/// Rule on a TrainingRun's spec: in a pod with more than one GPU, no Dataset is mounted at `/dev/shm` (see
+/// [`shared_memory_volumes`]).
+pub fn shared_memory_datasets() -> Rule {
+    Rule::new(format!(
+        "!({MULTI_GPU}) || !has(self.datasets) || self.datasets.all(d, !(d.mountPath in {SHARED_MEMORY_PATHS}))"
+    ))
+    .message(Message::Message(
+        "datasets: a pod with more than one GPU (gpu.count > 1) gets writable shared memory at /dev/shm (NCCL needs \
+         it): mount the dataset at another path"
+            .into(),
+    ))
+    .field_path(".datasets")
+}

@@ -136,6 +136,8 @@ pub struct DatasetRef {
 #[x_kube(validation = immutable("automountServiceAccountToken", "TrainingRun", NEW_RUN))]
 #[x_kube(validation = immutable("podSecurity", "TrainingRun", NEW_RUN))]
 #[x_kube(validation = immutable("datasets", "TrainingRun", NEW_RUN))]
+#[x_kube(validation = super::rules::shared_memory_volumes())]
+#[x_kube(validation = super::rules::shared_memory_datasets())]
 #[x_kube(validation = super::rules::unique("volumes", "name", "volumes"))]
 #[x_kube(validation = super::rules::unique("volumes", "mountPath", "volumes"))]
 #[x_kube(validation = super::rules::unique("initContainers", "name", "initContainers"))]
