@@ -144,6 +144,9 @@ fn ready_state(object: &Json, capacity_class: Option<&str>) -> WaitState {
         return unrouted(object).unwrap_or(WaitState::Done);
     }
     let (reason, message) = (text("reason"), text("message"));
+    if reason == Reason::ScaledToZero.as_str() {
+        return WaitState::Failed(scaled_to_zero(message));
+    }
     if reason == Reason::Unschedulable.as_str() {
         let class = capacity_class
             .map(|c| format!(": no node of class {c}"))
@@ -156,6 +159,18 @@ fn ready_state(object: &Json, capacity_class: Option<&str>) -> WaitState {
     } else {
         WaitState::Waiting(missing)
     }
+}
+
+/// Why `ready` cannot be waited for on a service the operator reports at rest (`Ready=False, ScaledToZero`: an
+/// `automatic` service with `replicas.min = 0`, held at 0 by its autoscaler until a trigger is active). Only traffic
+/// wakes it, so no timeout is long enough (a breaker's finding: a new scale-to-zero service with `wait_for = "ready"`
+/// waited out its 20 minutes, was tainted and replaced at every later apply, the advice being to wait longer).
+fn scaled_to_zero(message: &str) -> String {
+    format!(
+        "it rests at 0 replicas (Ready=False, ScaledToZero: {message}): it becomes ready only when a trigger is \
+         active, which no apply can wait for: set wait_for = \"reconciled\" for a service that may rest at 0, or \
+         keep a replica with replicas.min >= 1 or intent = \"active\""
+    )
 }
 
 /// `Stalled` while another service holds the route's hostname and path (`RouteReady=False, HostnameConflict`): its

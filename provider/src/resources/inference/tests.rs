@@ -9,7 +9,7 @@ use crate::resources::Resource as _;
 use crate::resources::fields::{self, Field};
 use crate::resources::object::live_facts;
 use crate::resources::plan::plan_time;
-use crate::resources::wait::check;
+use crate::resources::wait::{RECONCILED, check};
 use crate::schema::Nesting;
 
 fn resource_value(fields: &[Field], name: &str, spec: Json) -> Value {
@@ -263,6 +263,44 @@ fn a_hostname_held_by_another_service_is_not_ready() {
     assert_eq!(
         check::<Inference>(READY, &routed("True", "Accepted"), &Value::Null),
         WaitState::Done
+    );
+}
+
+/// A breaker's finding: `wait_for = "ready"` on a service born at 0 (`replicas.min = 0`, intent `automatic`, a
+/// trigger) waited out its timeout, advising a longer one, and tainted the new object, replaced at every later apply.
+/// At rest by design, it ends the wait at once, saying what to set; a scale-up in progress still waits.
+#[test]
+fn a_service_at_rest_at_zero_ends_a_wait_for_readiness() {
+    let ready = |reason: &str, message: &str| {
+        object(
+            1,
+            json!({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "False",
+                "reason": reason, "message": message, "observedGeneration": 1}]}),
+        )
+    };
+    let at_rest =
+        "the Deployment is at 0 replicas: replicas.min is 0 and the autoscaler holds it there";
+    let WaitState::Failed(why) =
+        check::<Inference>(READY, &ready("ScaledToZero", at_rest), &Value::Null)
+    else {
+        panic!("a service at rest never becomes ready by itself")
+    };
+    assert!(
+        why.starts_with(&format!(
+            "it rests at 0 replicas (Ready=False, ScaledToZero: {at_rest})"
+        )) && why.contains("wait_for = \"reconciled\"")
+            && why.contains("replicas.min >= 1"),
+        "{why}"
+    );
+    assert_eq!(
+        check::<Inference>(RECONCILED, &ready("ScaledToZero", at_rest), &Value::Null),
+        WaitState::Done,
+        "reconciled is what a service that may rest at 0 can wait for"
+    );
+    let raising = "the Deployment has 0 replicas: raising it to the autoscaler's minimum";
+    assert_eq!(
+        check::<Inference>(READY, &ready("Progressing", raising), &Value::Null),
+        WaitState::Waiting(format!("not Ready: Progressing: {raising}"))
     );
 }
 
