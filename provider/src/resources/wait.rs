@@ -83,12 +83,20 @@ pub const STALLED_ADVICE: &str = "Fix what it names: a stalled rollout or run wa
 
 /// `Failed` when the operator refused the current generation.
 fn refused(object: &Json) -> Option<WaitState> {
+    let (reason, message) = refusal(object)?;
+    Some(WaitState::Failed(format!(
+        "the operator refused this spec (Ready=False, {reason}): {message}; change the configuration"
+    )))
+}
+
+/// `(reason, message)` of `Ready=False` when the operator refused the object's current generation as written
+/// ([`REFUSALS`]): only a new spec changes it.
+pub fn refusal(object: &Json) -> Option<(&str, &str)> {
     let (reason, message) = ready_for_this_generation(object)?;
-    REFUSALS.iter().any(|r| r.as_str() == reason).then(|| {
-        WaitState::Failed(format!(
-            "the operator refused this spec (Ready=False, {reason}): {message}; change the configuration"
-        ))
-    })
+    REFUSALS
+        .iter()
+        .any(|r| r.as_str() == reason)
+        .then_some((reason, message))
 }
 
 /// `Waiting` while the operator has not written a status for the object's current generation. When its last

@@ -1,19 +1,20 @@
 //! An object being deleted: its `deletionTimestamp` is set and finalizers hold it. A refresh keeps it in state (it
 //! exists) with a warning ([`CustomResource::refreshed`]); a delete that times out waiting for it names what holds it
-//! ([`holders`]).
+//! ([`holders`]). A refresh also warns while the operator refuses the object's current spec ([`refused`]).
 
 use kube::api::DynamicObject;
 use serde_json::Value as Json;
 
 use super::super::attributes::ID;
 use super::super::kind::Kind;
+use super::super::wait;
 use super::CustomResource;
 use crate::diag::Diagnostics;
 use crate::value::Value;
 
 impl<K: Kind> CustomResource<K> {
     /// The refreshed state of `state` from `live`, its object ([`Self::state_from_live`]; null when it is gone, so
-    /// Terraform plans a create), and a warning when `live` is being deleted (pure).
+    /// Terraform plans a create), and a warning when `live` is being deleted or its spec refused (pure).
     ///
     /// A Terminating object is kept in state, not read as gone: it still exists, a destroy that timed out waiting
     /// for it must be retried on it, and an apply to it fails ("being deleted") rather than creating it twice. But
@@ -51,8 +52,34 @@ impl<K: Kind> CustomResource<K> {
                 ),
             );
         }
+        warnings.extend(refused(&self.api.kind, live));
         (refreshed, warnings)
     }
+}
+
+/// A warning when the operator refused the live object's current spec ([`wait::refusal`]): the write succeeded, so
+/// the plan shows no change, while the children of the last accepted spec keep running (a breaker's finding: after an
+/// apply with `wait_for = "none"`, or after the one error of a wait, every later plan was clean and said nothing).
+fn refused(kind: &str, live: &DynamicObject) -> Diagnostics {
+    let mut warnings = Diagnostics::new();
+    let object = serde_json::to_value(live).unwrap_or(Json::Null);
+    if let Some((reason, message)) = wait::refusal(&object) {
+        let id = format!(
+            "{}/{}",
+            live.metadata.namespace.as_deref().unwrap_or_default(),
+            live.metadata.name.as_deref().unwrap_or_default()
+        );
+        warnings.push_warning(
+            None,
+            format!("The operator refuses the spec of {kind} {id} ({reason})"),
+            format!(
+                "Ready=False, {reason}: {message}. The operator applies nothing of this spec: what its last accepted \
+                 spec made keeps running, though the plan may show no change. Fix the configuration (or a field \
+                 another manager set on the object)."
+            ),
+        );
+    }
+    warnings
 }
 
 /// The unfinished runs holding `object` (a Dataset's `status.usedBy`, `namespace/name` each); empty when none.
@@ -205,6 +232,47 @@ mod tests {
         let none = corpus(true, &[], json!(null));
         let detail = &delete_timed_out("Dataset", "ml/corpus", timeout, &none).0[0].detail;
         assert!(detail.contains("no finalizers are set"), "{detail}");
+    }
+
+    // A breaker's finding: once an apply wrote a spec the operator refuses (with `wait_for = "none"`, or after the
+    // wait's one error), every later plan was clean and said nothing. The refresh warns while the refusal describes
+    // the current generation; an older generation's, or a reason that is not a refusal, says nothing.
+    #[test]
+    fn a_refused_spec_is_a_warning_at_every_refresh() {
+        let resource = crate::resources::inference::inference();
+        let service = |ready_generation: i64, reason: &str| DynamicObject {
+            types: None,
+            metadata: ObjectMeta {
+                name: Some("chat".into()),
+                namespace: Some("ml".into()),
+                generation: Some(3),
+                ..ObjectMeta::default()
+            },
+            data: json!({"spec": {"model": {"name": "m"}, "container": {"image": "i"}},
+                "status": {"observedGeneration": 3, "conditions": [{"type": "Ready", "status": "False",
+                    "reason": reason, "message": "volume shm at /dev/shm", "observedGeneration": ready_generation}]}}),
+        };
+        let live = service(3, "InvalidSpec");
+        let state = resource.state_from_live("terraform-modelfleet", &Value::Null, &live);
+        let (refreshed, warnings) = resource.refreshed("terraform-modelfleet", &state, Some(&live));
+        assert_eq!(refreshed, state);
+        assert_eq!(warnings.0.len(), 1, "{warnings:?}");
+        assert_eq!(warnings.0[0].severity, crate::diag::Severity::Warning);
+        assert_eq!(
+            warnings.0[0].summary,
+            "The operator refuses the spec of InferenceService ml/chat (InvalidSpec)"
+        );
+        assert!(
+            warnings.0[0].detail.starts_with(
+                "Ready=False, InvalidSpec: volume shm at /dev/shm. The operator applies nothing"
+            ),
+            "{}",
+            warnings.0[0].detail
+        );
+        for quiet in [service(2, "InvalidSpec"), service(3, "Progressing")] {
+            let (_, warnings) = resource.refreshed("terraform-modelfleet", &state, Some(&quiet));
+            assert!(warnings.0.is_empty(), "{warnings:?}");
+        }
     }
 
     #[test]
