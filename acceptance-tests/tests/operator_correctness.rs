@@ -135,12 +135,27 @@ async fn born_suspended_never_starts_a_pod() -> anyhow::Result<()> {
     })
     .await?;
 
-    // KEDA says Paused=True (a pause annotation someone else left): ScalingReady=False naming it, Degraded=True.
+    // KEDA still says Paused=True (its status before it saw the resume): stale, not news, as no pause annotation is
+    // left (a breaker's finding: every resume warned AutoscalerPaused, naming an annotation nobody left).
     let keda_status = json!({"status": {"conditions": [
         {"type": "Ready", "status": "True", "reason": "ScaledObjectReady", "message": "ready"},
         {"type": "Paused", "status": "True", "reason": "ScaledObjectPaused", "message": "ScaledObject is paused"}]}});
     scaled_objects
         .patch_status("svc1", &PatchParams::default(), &Patch::Merge(&keda_status))
+        .await?;
+    // More than one resync (5 s) later, still no warning.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let object = isvcs.get("svc1").await?;
+    assert_eq!(
+        condition(&object, "ScalingReady"),
+        Some(("True".into(), "AsExpected".into())),
+        "{}",
+        operator.log_tail()
+    );
+    // A pause annotation someone else left, which KEDA reports paused: ScalingReady=False naming it, Degraded=True.
+    let annotate = json!({"metadata": {"annotations": {"autoscaling.keda.sh/paused": "true"}}});
+    scaled_objects
+        .patch("svc1", &PatchParams::default(), &Patch::Merge(&annotate))
         .await?;
     let object = wait_condition(
         &isvcs,

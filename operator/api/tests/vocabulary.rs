@@ -155,6 +155,7 @@ fn inference_reasons() -> Vec<DesiredCondition> {
         status,
         unreachable_from_zero: unreachable.then(|| "no trigger can wake it".to_string()),
         paused_by_intent: false,
+        pause_annotated: true,
     };
     for scaling in [
         inference::ScalingState::Fixed(1),

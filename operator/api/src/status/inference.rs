@@ -376,8 +376,8 @@ mod scaling;
 
 pub use route::{RouteState, route_ready};
 pub use scaling::{
-    ScalingState, scale_from_zero_unreachable, scale_from_zero_warning, scale_from_zero_warning_of,
-    scaling_ready,
+    ScalingState, pause_annotated, scale_from_zero_unreachable, scale_from_zero_warning,
+    scale_from_zero_warning_of, scaling_ready,
 };
 
 #[cfg(test)]

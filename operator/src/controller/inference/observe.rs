@@ -65,6 +65,7 @@ impl Observations {
                 status: live.data.get("status"),
                 unreachable_from_zero: self.unreachable_from_zero.clone(),
                 paused_by_intent: self.paused,
+                pause_annotated: status::pause_annotated(live.metadata.annotations.as_ref()),
             },
         };
         Observed {

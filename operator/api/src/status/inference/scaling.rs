@@ -22,7 +22,21 @@ pub enum ScalingState<'a> {
         unreachable_from_zero: Option<String>,
         /// Whether the operator paused it (`intent: suspended`); a pause KEDA reports otherwise is news.
         paused_by_intent: bool,
+        /// Whether the live ScaledObject carries a KEDA pause annotation ([`pause_annotated`]). Without one, KEDA's
+        /// `Paused=True` predates the operator's removal of its own (a resume): KEDA has not caught up yet, no news.
+        pause_annotated: bool,
     },
+}
+
+/// Prefix of KEDA's pause annotations (`autoscaling.keda.sh/paused-replicas`, `autoscaling.keda.sh/paused`, ...).
+const KEDA_PAUSE_ANNOTATION_PREFIX: &str = "autoscaling.keda.sh/paused";
+
+/// Whether a ScaledObject's `annotations` hold a KEDA pause annotation: the only way KEDA pauses one.
+pub fn pause_annotated(annotations: Option<&std::collections::BTreeMap<String, String>>) -> bool {
+    annotations.is_some_and(|a| {
+        a.keys()
+            .any(|k| k.starts_with(KEDA_PAUSE_ANNOTATION_PREFIX))
+    })
 }
 
 /// DESIGN.md section 3: the ScaledObject can reach 0 replicas but every trigger's metric disappears with the pods
@@ -101,12 +115,13 @@ pub fn scaling_ready(scaling: &ScalingState<'_>) -> DesiredCondition {
             status,
             unreachable_from_zero,
             paused_by_intent,
+            pause_annotated,
         } => {
             let keda_condition = |type_: &str| {
                 status.and_then(|s| conditions_of(s).into_iter().find(|c| c.type_ == type_))
             };
-            if let Some(c) =
-                keda_condition("Paused").filter(|c| c.status == "True" && !paused_by_intent)
+            if let Some(c) = keda_condition("Paused")
+                .filter(|c| c.status == "True" && !paused_by_intent && *pause_annotated)
             {
                 return condition(
                     false,

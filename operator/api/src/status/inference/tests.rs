@@ -367,6 +367,7 @@ fn scaling_ready_states() {
         status: Some(&failed),
         unreachable_from_zero: None,
         paused_by_intent: false,
+        pause_annotated: true,
     });
     assert_eq!(
         (c.status, c.reason, c.message.as_str()),
@@ -381,6 +382,7 @@ fn scaling_ready_states() {
         status: None,
         unreachable_from_zero: scale_from_zero_warning(&spec(Some(0), vec![("cpu", None)])),
         paused_by_intent: false,
+        pause_annotated: true,
     });
     assert_eq!(c.reason, Reason::ScaleToZeroUnwakeable);
     assert!(
@@ -395,6 +397,7 @@ fn scaling_ready_states() {
         status: None,
         unreachable_from_zero: None,
         paused_by_intent: false,
+        pause_annotated: true,
     });
     assert_eq!(c.status, ConditionStatus::True);
 }
@@ -527,6 +530,7 @@ fn a_keda_pause_the_intent_did_not_ask_for_is_degraded() {
         status: Some(&paused),
         unreachable_from_zero: None,
         paused_by_intent,
+        pause_annotated: true,
     };
     let c = scaling_ready(&scaling(false));
     assert_eq!(
@@ -546,8 +550,41 @@ fn a_keda_pause_the_intent_did_not_ask_for_is_degraded() {
         status: Some(&bare),
         unreachable_from_zero: None,
         paused_by_intent: false,
+        pause_annotated: true,
     });
     assert!(c.message.contains("(ScaledObjectPaused)"), "{}", c.message);
+}
+
+// A breaker's finding: at every resume (intent suspended -> active or automatic, an expiry moved, idleness ended) the
+// operator's apply removes its own pause annotation and reads back the ScaledObject with KEDA's status still saying
+// Paused=True, so it warned `AutoscalerPaused` ("remove the ... annotation someone left on it", a Warning Event,
+// Degraded=True) although no annotation was left. Without a pause annotation, KEDA's pause is its stale status.
+#[test]
+fn a_keda_pause_without_a_pause_annotation_is_stale_not_news() {
+    let paused = json!({"conditions": [{"type": "Ready", "status": "True"},
+        {"type": "Paused", "status": "True", "reason": "ScaledObjectPaused", "message": "paused replicas 0"}]});
+    let c = scaling_ready(&ScalingState::Applied {
+        status: Some(&paused),
+        unreachable_from_zero: None,
+        paused_by_intent: false,
+        pause_annotated: false,
+    });
+    assert_eq!(
+        (c.status, c.reason),
+        (ConditionStatus::True, Reason::AsExpected)
+    );
+    let annotations =
+        |key: &str| std::collections::BTreeMap::from([(key.to_string(), "0".to_string())]);
+    assert!(pause_annotated(Some(&annotations(
+        "autoscaling.keda.sh/paused-replicas"
+    ))));
+    assert!(pause_annotated(Some(&annotations(
+        "autoscaling.keda.sh/paused"
+    ))));
+    assert!(!pause_annotated(Some(&annotations(
+        "modelfleet.io/applied-hash"
+    ))));
+    assert!(!pause_annotated(None));
 }
 
 // Issue 24 case 2: ScaledToZero is never reported while the autoscaler may not hold 0 (intent active, min >= 1).
