@@ -69,6 +69,10 @@ pub struct InferenceFacts {
     /// With a ScaledObject, its `minReplicaCount`: the lowest count the autoscaler keeps (at least 1 while `active`);
     /// `None` without one.
     pub autoscaler_floor: Option<i32>,
+    /// Whether the autoscaler takes the Deployment to 0 while no trigger is active although its floor is above 0:
+    /// `replicas.idleReplicaCount: 0` with a ScaledObject, intent `automatic` (KEDA's idle count; never while
+    /// `active`, which keeps a replica, and the ScaledObject then carries no `idleReplicaCount`).
+    pub idle_to_zero: bool,
 }
 
 impl InferenceFacts {
@@ -91,7 +95,7 @@ impl InferenceFacts {
 
     /// Whether the autoscaler may legitimately hold the Deployment at 0 (`automatic` with a floor of 0).
     pub fn may_scale_to_zero(&self) -> bool {
-        self.intent == Intent::Automatic && self.autoscaler_floor == Some(0)
+        self.intent == Intent::Automatic && (self.autoscaler_floor == Some(0) || self.idle_to_zero)
     }
 }
 
@@ -334,5 +338,8 @@ fn facts(
         fixed_replicas,
         paused: autoscaled && intent == Intent::Suspended,
         autoscaler_floor: autoscaled.then_some(floor),
+        idle_to_zero: autoscaled
+            && intent == Intent::Automatic
+            && spec.replicas.as_ref().and_then(|r| r.idle_replica_count) == Some(0),
     }
 }

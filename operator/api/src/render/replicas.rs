@@ -52,7 +52,10 @@ pub fn replica_plan(facts: &InferenceFacts, live: Option<LiveReplicas>) -> Repli
     match live {
         None => ReplicaPlan::Own(floor),
         Some(live) if live.owned_by_operator => ReplicaPlan::HandOver(live.replicas.max(floor)),
-        Some(live) if live.replicas < floor => ReplicaPlan::HandOver(floor),
+        // KEDA's idle count (`idleReplicaCount: 0`) is not below the floor: raising it would fight the autoscaler.
+        Some(live) if live.replicas < floor && !(facts.idle_to_zero && live.replicas == 0) => {
+            ReplicaPlan::HandOver(floor)
+        }
         Some(_) => ReplicaPlan::Leave,
     }
 }

@@ -11,8 +11,8 @@ use super::keda::{
     ScaledObject, ScaledObjectSpec,
 };
 use super::wake;
-use crate::InferenceService;
 use crate::names::{MAX_LEN, NameRule, child_name};
+use crate::{InferenceService, Intent};
 
 /// The ScaledObject of `isvc`, `None` without triggers and `scaling.http`.
 pub(crate) fn scaled_object(
@@ -49,11 +49,13 @@ pub(crate) fn scaled_object(
             polling_interval: scaling.polling_interval,
             cooldown_period: scaling.cooldown_period,
             initial_cooldown_period: scaling.initial_cooldown_period,
+            // `active` keeps a replica: no idle count that takes it to 0.
             idle_replica_count: isvc
                 .spec
                 .replicas
                 .as_ref()
-                .and_then(|r| r.idle_replica_count),
+                .and_then(|r| r.idle_replica_count)
+                .filter(|_| facts.intent != Intent::Active),
             min_replica_count: min_count,
             max_replica_count: max.max(min_count),
             triggers,

@@ -232,8 +232,8 @@ pub fn ready(intent: Intent, observed: &Observed<'_>) -> DesiredCondition {
     if desired == 0 && observed.may_scale_to_zero {
         return not_ready(
             Reason::ScaledToZero,
-            "the Deployment is at 0 replicas: replicas.min is 0 and the autoscaler holds it there until a trigger is \
-             active"
+            "the Deployment is at 0 replicas: replicas.min (or replicas.idleReplicaCount) is 0 and the autoscaler \
+             holds it there until a trigger is active"
                 .into(),
         );
     }

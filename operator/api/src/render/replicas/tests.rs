@@ -161,3 +161,46 @@ fn an_active_service_scaled_to_zero_by_someone_gets_its_floor_back() {
         ReplicaPlan::Leave
     );
 }
+
+/// A service with `replicas: {min: 1, max: 3, idleReplicaCount: 0}`, a trigger and `intent`.
+fn idle_service(intent: &str) -> InferenceService {
+    serde_json::from_value(json!({"apiVersion": "modelfleet.io/v1alpha1",
+        "kind": "InferenceService", "metadata": {"name": "idle", "namespace": "ml"}, "spec": {
+        "intent": intent, "model": {"name": "m"}, "container": {"image": "i"},
+        "replicas": {"min": 1, "max": 3, "idleReplicaCount": 0},
+        "scaling": {"triggers": [{"type": "redis", "metadata": {"listName": "q", "listLength": "5"}}]}}}))
+    .unwrap()
+}
+
+/// A breaker's finding: with `replicas.idleReplicaCount: 0` KEDA takes an idle service to 0, and the operator, seeing
+/// the count below `min`, handed `min` over again at every reconcile: a fight with the autoscaler (a pod started and
+/// stopped at each polling interval, `Ready` flapping, a `ReplicasHandedOver` Event each time). KEDA's idle 0 is left
+/// alone and is `ScaledToZero`; `active` keeps a replica, its ScaledObject without the idle count.
+#[test]
+fn keda_s_idle_count_of_zero_is_left_alone_while_automatic() {
+    let render = |intent: &str| render_inference(&idle_service(intent), &RenderConfig::default());
+    let idle = LiveReplicas {
+        replicas: 0,
+        owned_by_operator: false,
+    };
+    let automatic = render("automatic").facts;
+    assert_eq!(replica_plan(&automatic, Some(idle)), ReplicaPlan::Leave);
+    assert!(automatic.may_scale_to_zero());
+    // Between 0 and min is no count KEDA keeps: raised to min.
+    let mut min_two = automatic.clone();
+    min_two.autoscaler_floor = Some(2);
+    let one = LiveReplicas {
+        replicas: 1,
+        ..idle
+    };
+    assert_eq!(replica_plan(&min_two, Some(one)), ReplicaPlan::HandOver(2));
+    let active = render("active").facts;
+    assert_eq!(replica_plan(&active, Some(idle)), ReplicaPlan::HandOver(1));
+    assert!(!active.may_scale_to_zero());
+    let idle_count = |intent: &str| {
+        let children = render(intent).children.unwrap();
+        children.scaled_object.unwrap().spec.idle_replica_count
+    };
+    assert_eq!(idle_count("automatic"), Some(0));
+    assert_eq!(idle_count("active"), None);
+}
