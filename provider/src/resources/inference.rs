@@ -154,7 +154,10 @@ fn ready_state(object: &Json, capacity_class: Option<&str>) -> WaitState {
         return WaitState::Waiting(format!("pods Unschedulable{class} ({message})"));
     }
     let missing = format!("not Ready: {reason}: {message}");
-    if reason == Reason::Progressing.as_str() && says_stalled(message) {
+    // A stalled rollout, or a volume of a Dataset's claim its allowlist refuses (`AccessDenied`: nothing is applied
+    // until the Dataset's owner widens the allowlist or the configuration changes): no wait ends either by itself.
+    let stalled = reason == Reason::Progressing.as_str() && says_stalled(message);
+    if stalled || reason == Reason::AccessDenied.as_str() {
         WaitState::Stalled(missing)
     } else {
         WaitState::Waiting(missing)

@@ -304,6 +304,22 @@ fn a_service_at_rest_at_zero_ends_a_wait_for_readiness() {
     );
 }
 
+/// A volume of a Dataset's claim the allowlist refuses: nothing is applied until the allowlist or the configuration
+/// changes, so the wait's timeout advises a fix, not a longer wait.
+#[test]
+fn a_dataset_claim_the_allowlist_refuses_stalls_a_wait_for_readiness() {
+    let denied = "spec.volumes[0].persistentVolumeClaim.claimName: claim \"data\" holds Dataset corpus and ...";
+    let object = object(
+        1,
+        json!({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "False",
+            "reason": "AccessDenied", "message": denied, "observedGeneration": 1}]}),
+    );
+    assert_eq!(
+        check::<Inference>(READY, &object, &Value::Null),
+        WaitState::Stalled(format!("not Ready: AccessDenied: {denied}"))
+    );
+}
+
 #[test]
 fn ready_names_the_unschedulable_class() {
     let stuck = object(
