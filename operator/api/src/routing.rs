@@ -241,6 +241,19 @@ pub struct Conflict {
     pub claim: RouteClaim,
 }
 
+impl Conflict {
+    /// The note of the `Deleted` Event when the service's own HTTPRoute `route` (`HTTPRoute/name`) is pruned because
+    /// of this conflict: it was not dropped from the spec, an older service now holds its hostname and path (a
+    /// breaker's finding: the Event said "no longer rendered" beside the `HostnameConflict` warning).
+    pub fn route_removed(&self, route: &str) -> String {
+        format!(
+            "deleted {route}: {} is served by InferenceService {} (created earlier; RouteReady=False, \
+             HostnameConflict)",
+            self.claim, self.holder
+        )
+    }
+}
+
 impl fmt::Display for Conflict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

@@ -319,12 +319,16 @@ async fn prune_children(
     )
     .await?;
     for child in deleted {
+        let note = match &applied.conflict {
+            Some(conflict) if child.starts_with("HTTPRoute/") => conflict.route_removed(&child),
+            _ => format!("deleted {child}: no longer rendered"),
+        };
         events::normal(
             &ctx.recorder,
             &isvc.object_ref(&()),
             "Deleted",
             "Prune",
-            format!("deleted {child}: no longer rendered"),
+            note,
         )
         .await;
     }

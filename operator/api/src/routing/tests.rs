@@ -52,6 +52,12 @@ fn the_case_as_reported_the_later_service_in_another_namespace_loses_naming_the_
     );
     // Deleting a: b holds the claim.
     assert_eq!(conflict(&b, [&b], &config()), None);
+    // b's own HTTPRoute, pruned for the conflict, is not said to be "no longer rendered".
+    assert_eq!(
+        lost.route_removed("HTTPRoute/b"),
+        "deleted HTTPRoute/b: chat.example.test path / on Gateway model-fleet-system/shared is served by \
+         InferenceService team-a/a (created earlier; RouteReady=False, HostnameConflict)"
+    );
 }
 
 #[test]
