@@ -261,6 +261,17 @@ pub fn ready(intent: Intent, observed: &Observed<'_>) -> DesiredCondition {
         return not_ready(Reason::Progressing, format!("{ROLLOUT_STALLED}{message}"));
     }
     let status = deployment.status.clone().unwrap_or_default();
+    let generation = deployment.metadata.generation.unwrap_or(0);
+    if status.observed_generation.unwrap_or(-1) < generation {
+        // The counts describe the Deployment before its latest change (a breaker's finding: "1 updated, 1 available
+        // of 1 desired" read as a contradiction); an annotation change bumps a Deployment's generation too.
+        return not_ready(
+            Reason::Progressing,
+            format!(
+                "rollout in progress: the Deployment controller has not observed generation {generation} yet"
+            ),
+        );
+    }
     not_ready(
         Reason::Progressing,
         format!(

@@ -62,9 +62,14 @@ fn ready_only_on_current_generation_with_all_replicas_updated_and_available() {
     // Stale: the Deployment controller has not seen generation 3 yet (case O-02).
     let stale = deployment(3, 2, 2, 2, 2, 2);
     assert!(!rolled_out(&stale));
+    let waiting = ready(Intent::Automatic, Some(&stale), None, &[]);
     assert_eq!(
-        ready(Intent::Automatic, Some(&stale), None, &[]).reason,
-        Reason::Progressing
+        (waiting.reason, waiting.message.as_str()),
+        (
+            Reason::Progressing,
+            "rollout in progress: the Deployment controller has not observed generation 3 yet"
+        ),
+        "its counts describe generation 2: not quoted as the rollout's"
     );
     // Old replicas still running.
     assert!(!rolled_out(&deployment(2, 2, 2, 2, 2, 3)));
