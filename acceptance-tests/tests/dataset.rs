@@ -49,6 +49,22 @@ fn has_reason(type_: &'static str, reason: &'static str) -> impl Fn(&Value) -> b
     move |object| condition(object, type_)["reason"] == reason
 }
 
+/// Asserts that the message of `object`'s condition `type_` starts with `prefix`.
+fn assert_message_starts(object: &Value, type_: &str, prefix: &str) {
+    let message = condition(object, type_)["message"].clone();
+    assert!(
+        message.as_str().is_some_and(|m| m.starts_with(prefix)),
+        "{type_}: {message}"
+    );
+}
+
+/// Creates Dataset `corpus` version 3 on claim `data`, allowing `allowed`.
+async fn corpus_on_claim(client: &kube::Client, ns: &str, allowed: &[&str]) -> anyhow::Result<()> {
+    let spec = json!({"pvc": {"claimName": "data"}, "allowedServiceAccounts": allowed});
+    create(client, ns, dataset("corpus", "3", spec)).await?;
+    Ok(())
+}
+
 async fn jobs(client: &kube::Client, ns: &str) -> anyhow::Result<Vec<Job>> {
     Ok(Api::<Job>::namespaced(client.clone(), ns)
         .list(&ListParams::default())
@@ -456,16 +472,7 @@ async fn pvc_bound_follows_the_claim() -> anyhow::Result<()> {
     let (cluster, ns, client) = setup("mfds-pvc").await?;
     let ns = ns.name();
     let operator = operator(&cluster, ns)?;
-    create(
-        &client,
-        ns,
-        dataset(
-            "corpus",
-            "3",
-            json!({"pvc": {"claimName": "data"}, "allowedServiceAccounts": ["default"]}),
-        ),
-    )
-    .await?;
+    corpus_on_claim(&client, ns, &["default"]).await?;
     let missing = wait_for_object(
         &client,
         ns,
@@ -498,12 +505,10 @@ async fn pvc_bound_follows_the_claim() -> anyhow::Result<()> {
         has_reason("DatasetsReady", "ClaimNotFound"),
     )
     .await?;
-    let message = condition(&refused, "DatasetsReady")["message"].clone();
-    assert!(
-        message.as_str().is_some_and(|m| m.starts_with(
-            "spec.datasets[0].name: the claim \"data\" of Dataset corpus does not exist"
-        )),
-        "{message}"
+    assert_message_starts(
+        &refused,
+        "DatasetsReady",
+        "spec.datasets[0].name: the claim \"data\" of Dataset corpus does not exist",
     );
     assert_eq!(condition(&refused, "Ready")["reason"], "ClaimNotFound");
     assert!(
@@ -588,16 +593,7 @@ async fn a_service_mounts_a_dataset_claim_only_when_the_allowlist_lets_it() -> a
     let (cluster, ns, client) = setup("mfds-isvc").await?;
     let ns = ns.name();
     let operator = operator(&cluster, ns)?;
-    create(
-        &client,
-        ns,
-        dataset(
-            "corpus",
-            "3",
-            json!({"pvc": {"claimName": "data"}, "allowedServiceAccounts": ["trainer"]}),
-        ),
-    )
-    .await?;
+    corpus_on_claim(&client, ns, &["trainer"]).await?;
     create(
         &client,
         ns,
@@ -618,13 +614,11 @@ async fn a_service_mounts_a_dataset_claim_only_when_the_allowlist_lets_it() -> a
         has_reason("Ready", "AccessDenied"),
     )
     .await?;
-    let message = condition(&refused, "Ready")["message"].clone();
-    assert!(
-        message.as_str().is_some_and(|m| m.starts_with(
-            "spec.volumes[0].persistentVolumeClaim.claimName: claim \"data\" holds Dataset corpus and \
-             ServiceAccount \"default\""
-        )),
-        "{message}"
+    assert_message_starts(
+        &refused,
+        "Ready",
+        "spec.volumes[0].persistentVolumeClaim.claimName: claim \"data\" holds Dataset corpus and \
+         ServiceAccount \"default\"",
     );
     assert_eq!(condition(&refused, "Degraded")["status"], "True");
     let deployments = Api::<k8s_openapi::api::apps::v1::Deployment>::namespaced(client.clone(), ns);
