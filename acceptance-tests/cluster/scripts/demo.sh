@@ -170,7 +170,10 @@ EOF
   mkdir -p "$work/config"
   rm -f "$work/config"/*.tf # a file dropped from the quickstart must not linger from an earlier demo
   cp "$quickstart"/*.tf "$work/config/"
-  (cd "$work/config" && "$tf" init -input=false -no-color >/dev/null && "$tf" apply -auto-approve -input=false -no-color)
+  # Its "Outputs:" section is cut: `terraform output` below prints them once, after the plan check (a new user saw
+  # them twice).
+  (cd "$work/config" && "$tf" init -input=false -no-color >/dev/null &&
+    "$tf" apply -auto-approve -input=false -no-color | sed '/^Outputs:$/,$d')
 
   local plan_rc=0
   (cd "$work/config" && "$tf" plan -detailed-exitcode -input=false -no-color >"$work/plan.txt") || plan_rc=$?
