@@ -77,6 +77,13 @@ pub enum ActionError {
         /// `status.idle.suspendedAt`.
         suspended_at: String,
     },
+    /// `training suspend|resume|cancel` of a run that already finished (`status.phase` Succeeded or Failed): the
+    /// operator no longer acts on its intent or cancel, so writing them would change nothing that runs.
+    #[error("the run already finished (phase {phase})")]
+    Finished {
+        /// `status.phase`: `Succeeded` or `Failed`.
+        phase: String,
+    },
     /// The API did not answer, or answered something else.
     #[error("the Kubernetes API failed: {0}")]
     Unavailable(String),

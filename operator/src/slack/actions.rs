@@ -290,6 +290,39 @@ fn resume_blocked(kind: Kind, object: &serde_json::Value, now: Timestamp) -> Opt
     })
 }
 
+/// Why `training suspend|resume|cancel` would not act on `object` (its JSON as read), or `None`: a run whose Job
+/// finished (`status.phase` Succeeded or Failed) is no longer suspended, resumed or cancelled by anything (its
+/// `Suspended` condition says so), so the bot would announce an effect that never happens (and `cancel: true` cannot
+/// be undone). Pure.
+fn run_finished(kind: Kind, object: &serde_json::Value) -> Option<ActionError> {
+    if kind != Kind::Run {
+        return None;
+    }
+    match object
+        .pointer("/status/phase")
+        .and_then(serde_json::Value::as_str)
+    {
+        Some(phase @ ("Succeeded" | "Failed")) => Some(ActionError::Finished {
+            phase: phase.to_owned(),
+        }),
+        _ => None,
+    }
+}
+
+/// The state to report when the write would change nothing, or `None` when it must be written: the field already
+/// has the value, or `training resume` of a run whose intent is `automatic` (for a TrainingRun `automatic` and
+/// `active` both run the Job: writing `active` would only make the bot own `spec.intent` and announce a resume that
+/// resumes nothing). Pure.
+fn already(kind: Kind, desired: Desired, from: &str, to: &str) -> Option<String> {
+    if from == to {
+        return Some(to.to_owned());
+    }
+    let resume_of_automatic = kind == Kind::Run
+        && desired == Desired::Intent(Intent::Active)
+        && from == Intent::Automatic.as_str();
+    resume_of_automatic.then(|| "active (its intent `automatic` already runs its Job)".to_owned())
+}
+
 /// Writes one field of one object as its field manager ([`FIELD_MANAGER`] for `spec.intent`,
 /// [`CANCEL_FIELD_MANAGER`] for `spec.cancel`), unless it already has the value.
 ///
@@ -297,7 +330,8 @@ fn resume_blocked(kind: Kind, object: &serde_json::Value, now: Timestamp) -> Opt
 /// [`ActionError::NotFound`], [`ActionError::Cancelled`] (a cancelled run), [`ActionError::Conflict`] (another
 /// manager owns the field and `force` was not typed), [`ActionError::Expired`] and [`ActionError::Idle`] (a
 /// `start` / `resume` that would not run it, [`resume_blocked`]), [`ActionError::Forbidden`], [`ActionError::Invalid`],
-/// [`ActionError::Unavailable`] (the read), [`ActionError::Uncertain`] (the write's answer was lost).
+/// [`ActionError::Finished`] (a run whose Job finished, [`run_finished`]), [`ActionError::Unavailable`] (the read),
+/// [`ActionError::Uncertain`] (the write's answer was lost).
 pub async fn change(client: &Client, request: &ChangeRequest<'_>) -> Result<Outcome, ActionError> {
     let kind = request.kind;
     let (field, manager) = match request.desired {
@@ -333,16 +367,17 @@ pub async fn change(client: &Client, request: &ChangeRequest<'_>) -> Result<Outc
             name: request.name.to_owned(),
         });
     }
+    if let Some(refused) = run_finished(kind, &object.data) {
+        return Err(refused);
+    }
     if request.desired == Desired::Intent(Intent::Active) {
         let json =
             serde_json::to_value(&object).map_err(|e| ActionError::Unavailable(e.to_string()))?;
-        if let Some(blocked) = resume_blocked(kind, &json, Timestamp::now()) {
-            return Err(blocked);
-        }
+        resume_blocked(kind, &json, Timestamp::now()).map_or(Ok(()), Err)?;
     }
     let (patch, from, to) = planned_write(request.desired, spec);
-    if from == to {
-        return Ok(Outcome::Unchanged { state: to });
+    if let Some(state) = already(kind, request.desired, &from, &to) {
+        return Ok(Outcome::Unchanged { state });
     }
     let body = json!({
         "apiVersion": API_VERSION, "kind": kind.name(),
@@ -389,6 +424,66 @@ mod tests {
         json!({"apiVersion": API_VERSION, "kind": "InferenceService",
                "metadata": {"name": "llama", "namespace": "team-a", "generation": 4},
                "spec": spec, "status": status})
+    }
+
+    /// A hunt's finding: `training suspend|resume|cancel` of a Succeeded or Failed run wrote the field and told the
+    /// channel "Its Job runs again" / "Its Job stops for good" while the operator, as its Suspended condition says,
+    /// no longer acts on a finished run (and `cancel: true` cannot be undone).
+    #[test]
+    fn a_finished_run_is_not_changed() {
+        let run = |phase: serde_json::Value| {
+            json!({"apiVersion": API_VERSION, "kind": "TrainingRun",
+                   "metadata": {"name": "ft", "namespace": "team-a"},
+                   "spec": {"container": {"image": "trainer"}}, "status": {"phase": phase}})
+        };
+        for phase in ["Succeeded", "Failed"] {
+            assert_eq!(
+                run_finished(Kind::Run, &run(json!(phase))),
+                Some(ActionError::Finished {
+                    phase: phase.into()
+                })
+            );
+        }
+        for phase in [
+            json!("Running"),
+            json!("Pending"),
+            json!("Suspended"),
+            json!(null),
+        ] {
+            assert_eq!(
+                run_finished(Kind::Run, &run(phase.clone())),
+                None,
+                "{phase}"
+            );
+        }
+        assert_eq!(run_finished(Kind::Service, &run(json!("Succeeded"))), None);
+    }
+
+    /// A hunt's finding: `training resume` of a run with no intent (`automatic`, which runs the Job just as `active`
+    /// does) announced "resumed ... Its Job runs again" and made the bot own `spec.intent`.
+    #[test]
+    fn resuming_an_automatic_run_changes_nothing() {
+        let resume = Desired::Intent(Intent::Active);
+        assert!(
+            already(Kind::Run, resume, "automatic", "active")
+                .is_some_and(|state| state.starts_with("active"))
+        );
+        assert_eq!(
+            already(Kind::Run, resume, "active", "active"),
+            Some("active".into())
+        );
+        assert_eq!(
+            already(
+                Kind::Run,
+                Desired::Intent(Intent::Suspended),
+                "automatic",
+                "suspended"
+            ),
+            None
+        );
+        // For an InferenceService `active` differs from `automatic` (never below 1 replica): `start` writes it.
+        assert_eq!(already(Kind::Service, resume, "automatic", "active"), None);
+        assert_eq!(already(Kind::Run, Desired::Cancel, "false", "true"), None);
     }
 
     #[test]

@@ -156,16 +156,9 @@ pub fn failure(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply
                 prefix,
             )
         }
-        ActionError::Cancelled { .. } => blocks::problem(
-            &format!("{error}: a cancelled run is final, nothing about it can change."),
-            Some("Create a new TrainingRun to train again."),
-            Some(&format!(
-                "training status {}{name}",
-                namespace_prefix(attempt)
-            )),
-            prefix,
-        ),
-        ActionError::Expired { .. }
+        ActionError::Cancelled { .. }
+        | ActionError::Expired { .. }
+        | ActionError::Finished { .. }
         | ActionError::Idle { .. }
         | ActionError::Invalid(_)
         | ActionError::Unavailable(_)
@@ -173,8 +166,8 @@ pub fn failure(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply
     }
 }
 
-/// A change the bot did not make (a schedule or idleness it would not override, the API server refusing it), or
-/// could not confirm.
+/// A change the bot did not make (a cancelled or finished run, a schedule or idleness it would not override, the API
+/// server refusing it), or could not confirm.
 fn unmade(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply {
     let ns = attempt.namespace;
     let name = attempt.name.unwrap_or("NAME");
@@ -194,6 +187,21 @@ fn unmade(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply {
                 "Move `schedule.expires_at` later, or remove it, where the object is managed (its Terraform \
                  configuration): then it runs again.",
             ),
+            Some(&state),
+            prefix,
+        ),
+        ActionError::Cancelled { .. } => blocks::problem(
+            &format!("{error}: a cancelled run is final, nothing about it can change."),
+            Some("Create a new TrainingRun to train again."),
+            Some(&state),
+            prefix,
+        ),
+        ActionError::Finished { phase } => blocks::problem(
+            &format!(
+                "`{ns}/{name}` already finished (phase {phase}): its intent and cancel no longer act on it. Nothing \
+                 was changed."
+            ),
+            Some("Create a new TrainingRun to train again."),
             Some(&state),
             prefix,
         ),
@@ -356,6 +364,25 @@ mod tests {
         assert!(
             t.contains("suspended for being idle since 2026-12-06T10:10:00Z")
                 && t.contains("Try `/fleet stop team-a/llama`"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn a_finished_run_says_why_nothing_changed() {
+        let resume = Attempt {
+            verb: "training resume",
+            namespace: "team-a",
+            name: Some("ft"),
+        };
+        let finished = ActionError::Finished {
+            phase: "Failed".into(),
+        };
+        let t = text(&failure(&finished, resume, "/fleet "));
+        assert!(
+            t.contains("`team-a/ft` already finished (phase Failed)")
+                && t.contains("Nothing was changed")
+                && t.contains("Try `/fleet training status team-a/ft`"),
             "{t}"
         );
     }
