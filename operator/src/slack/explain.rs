@@ -25,6 +25,20 @@ fn manager_name(manager: &str) -> String {
     }
 }
 
+/// What to do about a conflict on `field` (`spec.intent`, `spec.cancel`) owned by `managers`: Terraform's advice names
+/// the attribute its configuration sets (`intent`, `cancel`).
+fn conflict_advice(field: &str, managers: &[String]) -> String {
+    if managers.iter().any(|m| is_terraform(m)) {
+        let attribute = field.strip_prefix("spec.").unwrap_or(field);
+        format!(
+            "Change `{attribute}` in the Terraform configuration and apply it, or take the field over with `force`: \
+             Terraform then reports a conflict on its next apply until its configuration says the same."
+        )
+    } else {
+        "Change it where it is managed, or take the field over with `force`.".to_owned()
+    }
+}
+
 /// A refusal of the bot's own layer.
 pub fn refusal(refusal: &Refusal, prefix: &str) -> Reply {
     match refusal {
@@ -135,19 +149,13 @@ pub fn failure(error: &ActionError, attempt: Attempt<'_>, prefix: &str) -> Reply
         }
         ActionError::Conflict { field, managers } => {
             let owners: Vec<String> = managers.iter().map(|m| manager_name(m)).collect();
-            let terraform = managers.iter().any(|m| is_terraform(m));
-            let advice = if terraform {
-                "Change `intent` in the Terraform configuration and apply it, or take the field over with `force`: \
-                 Terraform then reports a conflict on its next apply until its configuration says the same."
-            } else {
-                "Change it where it is managed, or take the field over with `force`."
-            };
+            let advice = conflict_advice(field, managers);
             blocks::problem(
                 &format!(
                     "`{field}` of `{ns}/{name}` is managed by {}: nothing was changed.",
                     owners.join(", ")
                 ),
-                Some(advice),
+                Some(&advice),
                 Some(&retyped(
                     verb,
                     &format!("{}{name}", namespace_prefix(attempt)),
@@ -322,6 +330,17 @@ mod tests {
         let t = text(&failure(&conflict, cancel, "/fleet "));
         assert!(
             t.contains("Try `/fleet training cancel team-a/ft confirm force`"),
+            "{t}"
+        );
+        // A hunt's finding: a Terraform-owned `spec.cancel` (`cancel = false` in the configuration) was advised to
+        // "Change `intent` in the Terraform configuration".
+        let terraform = ActionError::Conflict {
+            field: "spec.cancel",
+            managers: vec!["terraform-modelfleet".into()],
+        };
+        let t = text(&failure(&terraform, cancel, "/fleet "));
+        assert!(
+            t.contains("Change `cancel` in the Terraform configuration") && !t.contains("`intent`"),
             "{t}"
         );
         let missing = ActionError::NotFound {
