@@ -4,7 +4,15 @@
 //! [`ParseError`]s that say what is wrong and what to type instead (without the `/fleet` or mention prefix, which
 //! the renderer adds for the surface the person used).
 
+use std::sync::LazyLock;
+
 use model_fleet_api::names::{is_dns_label, is_dns_subdomain};
+use regex::Regex;
+
+/// A link Slack made of a URL or domain typed in a message: `<http://llama.ai|llama.ai>` (its label is what was typed).
+static SLACK_LINK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"<(?:https?://|mailto:)[^<>|]*\|(?P<label>[^<>]*)>").expect("valid regex")
+});
 
 /// An object named in a command: `NAME` (in the default namespace) or `NAMESPACE/NAME`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,12 +144,15 @@ fn error(problem: impl Into<String>, try_instead: impl Into<String>) -> ParseErr
 }
 
 /// Parses the text of a slash command, mention or direct message. Leading mentions (`<@U123>`) are dropped and
-/// Slack's HTML escapes undone; the command word is case-insensitive, names are not.
+/// Slack's links and HTML escapes undone; command words and flags are case-insensitive, names are not.
 ///
 /// # Errors
 /// A [`ParseError`] for an unknown word, a missing or invalid name, extra words, or `training cancel` without
 /// `confirm`.
 pub fn parse(text: &str) -> Result<Command, ParseError> {
+    // Slack turns what looks like a domain in a message (a mention, a DM) into a link, `<http://llama.ai|llama.ai>`:
+    // the person typed the label. Links are Slack's own `<...>` (a typed `<` arrives as `&lt;`), so this comes first.
+    let text = SLACK_LINK.replace_all(text, "$label");
     let text = text
         .replace("&lt;", "<")
         .replace("&gt;", ">")
@@ -300,14 +311,19 @@ fn invalid_name(verb: &str, what: &str, text: &str) -> ParseError {
     )
 }
 
-fn only_flags<'a>(
+/// The flags typed after a name, each one of `allowed` in any case (like the command words: `FORCE`, `Confirm`).
+fn only_flags(
     verb: &str,
     target: &Target,
-    words: &'a [&'a str],
-    allowed: &[&str],
-) -> Result<Vec<&'a str>, ParseError> {
+    words: &[&str],
+    allowed: &[&'static str],
+) -> Result<Vec<&'static str>, ParseError> {
+    let mut flags = Vec::new();
     for word in words {
-        if !allowed.contains(word) {
+        let typed = word.to_ascii_lowercase();
+        if let Some(flag) = allowed.iter().find(|flag| **flag == typed) {
+            flags.push(*flag);
+        } else {
             let mut instead = format!("{verb} {}", display(target));
             if let Some(flag) = allowed.first() {
                 instead.push_str(&format!(" [{flag}]"));
@@ -318,7 +334,7 @@ fn only_flags<'a>(
             ));
         }
     }
-    Ok(words.to_vec())
+    Ok(flags)
 }
 
 fn optional_namespace(verb: &str, rest: &[&str]) -> Result<Option<String>, ParseError> {
@@ -456,6 +472,44 @@ mod tests {
         assert_eq!(e.try_instead.as_deref(), Some("inventory NAMESPACE"));
         let e = parse("training status ft-1 force").unwrap_err();
         assert_eq!(e.try_instead.as_deref(), Some("training status ft-1"));
+    }
+
+    /// A hunt's finding: in a mention or a DM Slack sends a name that looks like a domain as a link, so `stop
+    /// llama.ai` arrived as `stop <http://llama.ai|llama.ai>` and was refused as an invalid name; flags were
+    /// case-sensitive (`stop llama FORCE` refused) while command words are not.
+    #[test]
+    fn reads_what_slack_made_of_the_words() {
+        assert_eq!(
+            parse("<@UBOT> stop <http://llama.ai|llama.ai>"),
+            Ok(Command::Service {
+                target: t(None, "llama.ai"),
+                switch: Switch::Off,
+                force: false
+            })
+        );
+        assert_eq!(
+            parse("training status <http://team-a/ft.ml|team-a/ft.ml>"),
+            Ok(Command::TrainingStatus {
+                target: t(Some("team-a"), "ft.ml")
+            })
+        );
+        assert_eq!(
+            parse("stop llama FORCE"),
+            Ok(Command::Service {
+                target: t(None, "llama"),
+                switch: Switch::Off,
+                force: true
+            })
+        );
+        assert_eq!(
+            parse("training cancel ft Confirm"),
+            Ok(Command::TrainingCancel {
+                target: t(None, "ft"),
+                force: false
+            })
+        );
+        // A typed `<` is escaped by Slack and stays text.
+        assert!(parse("stop &lt;http://x|y&gt;").is_err());
     }
 
     #[test]
