@@ -345,6 +345,42 @@ fn the_slack_bot_renders_from_the_example_values_and_impersonates_only_the_allow
             ],
             "allowedUserIds",
         ),
+        // A hunt's finding: ids the bot refuses at start (it needs 3 characters) and a group the bot reads as two
+        // (SLACK_IMPERSONATION_GROUPS is comma separated, the RBAC rule named one) rendered: a bot that exits at
+        // start, or one refused `impersonate` on every command.
+        (
+            vec![
+                "--set",
+                "slack.enabled=true",
+                "--set",
+                "slack.existingSecret=s",
+                "--set",
+                "slack.allowedUserIds={U1}",
+            ],
+            "allowedUserIds",
+        ),
+        (
+            vec![
+                "--set",
+                "slack.enabled=true",
+                "--set",
+                "slack.existingSecret=s",
+                "--set",
+                "slack.allowedChannelIds={C1}",
+            ],
+            "allowedChannelIds",
+        ),
+        (
+            vec![
+                "--set",
+                "slack.enabled=true",
+                "--set",
+                "slack.existingSecret=s",
+                "--set",
+                "slack.impersonationGroups={model-fleet:a\\,model-fleet:b}",
+            ],
+            "impersonationGroups",
+        ),
     ] {
         let mut all = vec!["template", RELEASE, CHART];
         all.extend(args);
