@@ -332,53 +332,27 @@ fn the_slack_bot_renders_from_the_example_values_and_impersonates_only_the_allow
     assert_eq!(binding["subjects"][0]["name"], "model-fleet-slack");
 
     let helm = Helm::new().unwrap();
+    // The bot enabled with its Secret and one more value.
+    let with = |value: &'static str| {
+        vec![
+            "--set",
+            "slack.enabled=true",
+            "--set",
+            "slack.existingSecret=s",
+            "--set",
+            value,
+        ]
+    };
     for (args, must_name) in [
         (vec!["--set", "slack.enabled=true"], "existingSecret"),
-        (
-            vec![
-                "--set",
-                "slack.enabled=true",
-                "--set",
-                "slack.existingSecret=s",
-                "--set",
-                "slack.allowedUserIds={alice}",
-            ],
-            "allowedUserIds",
-        ),
+        (with("slack.allowedUserIds={alice}"), "allowedUserIds"),
         // A hunt's finding: ids the bot refuses at start (it needs 3 characters) and a group the bot reads as two
         // (SLACK_IMPERSONATION_GROUPS is comma separated, the RBAC rule named one) rendered: a bot that exits at
         // start, or one refused `impersonate` on every command.
+        (with("slack.allowedUserIds={U1}"), "allowedUserIds"),
+        (with("slack.allowedChannelIds={C1}"), "allowedChannelIds"),
         (
-            vec![
-                "--set",
-                "slack.enabled=true",
-                "--set",
-                "slack.existingSecret=s",
-                "--set",
-                "slack.allowedUserIds={U1}",
-            ],
-            "allowedUserIds",
-        ),
-        (
-            vec![
-                "--set",
-                "slack.enabled=true",
-                "--set",
-                "slack.existingSecret=s",
-                "--set",
-                "slack.allowedChannelIds={C1}",
-            ],
-            "allowedChannelIds",
-        ),
-        (
-            vec![
-                "--set",
-                "slack.enabled=true",
-                "--set",
-                "slack.existingSecret=s",
-                "--set",
-                "slack.impersonationGroups={model-fleet:a\\,model-fleet:b}",
-            ],
+            with("slack.impersonationGroups={model-fleet:a\\,model-fleet:b}"),
             "impersonationGroups",
         ),
     ] {
