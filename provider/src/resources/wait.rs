@@ -58,12 +58,18 @@ fn suspended(object: &Json) -> Option<WaitState> {
 
 /// `Ready=False` as the operator wrote it for the object's current generation: `(reason, message)`.
 fn ready_for_this_generation(object: &Json) -> Option<(&str, &str)> {
+    let generation = object
+        .pointer("/metadata/generation")
+        .and_then(Json::as_i64);
+    ready_for(object, generation)
+}
+
+/// `Ready=False` in `object`'s `status` (a whole object's JSON, or a `DynamicObject`'s `data`, which has no
+/// `metadata`) when the operator wrote it for `generation`: `(reason, message)`.
+fn ready_for(object: &Json, generation: Option<i64>) -> Option<(&str, &str)> {
     let ready = condition(object, ConditionType::Ready.as_str())?;
     let text = |key: &str| ready.get(key).and_then(Json::as_str);
-    let current = ready.get("observedGeneration").and_then(Json::as_i64)
-        == object
-            .pointer("/metadata/generation")
-            .and_then(Json::as_i64);
+    let current = ready.get("observedGeneration").and_then(Json::as_i64) == generation;
     (current && text("status") == Some("False")).then(|| {
         (
             text("reason").unwrap_or_default(),
@@ -83,16 +89,20 @@ pub const STALLED_ADVICE: &str = "Fix what it names: a stalled rollout or run wa
 
 /// `Failed` when the operator refused the current generation.
 fn refused(object: &Json) -> Option<WaitState> {
-    let (reason, message) = refusal(object)?;
+    let generation = object
+        .pointer("/metadata/generation")
+        .and_then(Json::as_i64);
+    let (reason, message) = refusal(object, generation)?;
     Some(WaitState::Failed(format!(
         "the operator refused this spec (Ready=False, {reason}): {message}; change the configuration"
     )))
 }
 
-/// `(reason, message)` of `Ready=False` when the operator refused the object's current generation as written
-/// ([`REFUSALS`]): only a new spec changes it.
-pub fn refusal(object: &Json) -> Option<(&str, &str)> {
-    let (reason, message) = ready_for_this_generation(object)?;
+/// `(reason, message)` of `Ready=False` when the operator refused `generation`, the object's current one, as written
+/// ([`REFUSALS`]): only a new spec changes it. `object` holds the `status` ([`ready_for`]), so a refresh reads a live
+/// `DynamicObject`'s `data` without serializing the whole object.
+pub fn refusal(object: &Json, generation: Option<i64>) -> Option<(&str, &str)> {
+    let (reason, message) = ready_for(object, generation)?;
     REFUSALS
         .iter()
         .any(|r| r.as_str() == reason)

@@ -62,8 +62,9 @@ impl<K: Kind> CustomResource<K> {
 /// apply with `wait_for = "none"`, or after the one error of a wait, every later plan was clean and said nothing).
 fn refused(kind: &str, live: &DynamicObject) -> Diagnostics {
     let mut warnings = Diagnostics::new();
-    let object = serde_json::to_value(live).unwrap_or(Json::Null);
-    if let Some((reason, message)) = wait::refusal(&object) {
+    // Read from the object's `data` (its spec and status): a refresh of every resource in a plan passes here, and
+    // serializing each whole object only to read one condition was work for nothing.
+    if let Some((reason, message)) = wait::refusal(&live.data, live.metadata.generation) {
         let id = format!(
             "{}/{}",
             live.metadata.namespace.as_deref().unwrap_or_default(),
