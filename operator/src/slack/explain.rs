@@ -283,6 +283,13 @@ mod tests {
         name: Some("llama"),
     };
 
+    /// `training resume team-a/ft`.
+    const RESUME: Attempt<'static> = Attempt {
+        verb: "training resume",
+        namespace: "team-a",
+        name: Some("ft"),
+    };
+
     #[test]
     fn a_terraform_conflict_explains_force() {
         let error = ActionError::Conflict {
@@ -358,15 +365,10 @@ mod tests {
 
     #[test]
     fn a_resume_that_would_not_run_says_what_would() {
-        let resume = Attempt {
-            verb: "training resume",
-            namespace: "team-a",
-            name: Some("ft"),
-        };
         let expired = ActionError::Expired {
             expires_at: "2026-12-06T11:00:00Z".into(),
         };
-        let t = text(&failure(&expired, resume, "/fleet "));
+        let t = text(&failure(&expired, RESUME, "/fleet "));
         assert!(
             t.contains("`team-a/ft` stays suspended: its `spec.schedule.expiresAt` (2026-12-06T11:00:00Z) has passed")
                 && t.contains("Try `/fleet training status team-a/ft`"),
@@ -389,15 +391,10 @@ mod tests {
 
     #[test]
     fn a_finished_run_says_why_nothing_changed() {
-        let resume = Attempt {
-            verb: "training resume",
-            namespace: "team-a",
-            name: Some("ft"),
-        };
         let finished = ActionError::Finished {
             phase: "Failed".into(),
         };
-        let t = text(&failure(&finished, resume, "/fleet "));
+        let t = text(&failure(&finished, RESUME, "/fleet "));
         assert!(
             t.contains("`team-a/ft` already finished (phase Failed)")
                 && t.contains("Nothing was changed")
