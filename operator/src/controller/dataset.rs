@@ -25,6 +25,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
 use model_fleet_api::conditions::{self, ConditionType, DesiredCondition, Reason};
+use model_fleet_api::render::holds_claim;
 use model_fleet_api::status::Draft;
 use model_fleet_api::status::dataset::{self as usage, FinalizerChange};
 use model_fleet_api::{Dataset, DatasetStatus, TrainingRun};
@@ -118,12 +119,7 @@ fn datasets_on_claim(
         .state()
         .iter()
         .filter(|guard| guard.namespace() == claim.namespace())
-        .filter(|guard| {
-            guard
-                .0
-                .as_ref()
-                .is_ok_and(|d| d.spec.pvc.as_ref().is_some_and(|p| p.claim_name == name))
-        })
+        .filter(|guard| guard.0.as_ref().is_ok_and(|d| holds_claim(d, &name)))
         .map(|guard| ObjectRef::from_obj(guard.as_ref()))
         .collect()
 }

@@ -33,7 +33,7 @@ use model_fleet_api::routing::Conflict;
 use model_fleet_api::schedule::{ScheduleState, Scheduled, idle as schedule_idle};
 use model_fleet_api::status::Draft;
 use model_fleet_api::status::inference as status;
-use model_fleet_api::{Dataset, InferenceService, InferenceServiceStatus};
+use model_fleet_api::{InferenceService, InferenceServiceStatus};
 
 use super::apply::{self, ApplyOutcome, Child, Live, PruneOwner};
 use super::context::Context;
@@ -98,9 +98,10 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
     let effective = schedule_idle::effective_view(isvc, &schedule);
     let isvc = effective.as_ref();
     let RenderedInference { facts, children } = render::render_inference(isvc, &ctx.config.render);
-    let datasets = claimed_datasets(ctx, isvc, &owner).await?;
-    let children =
-        children.and_then(|c| render::refuse_service_dataset_claims(isvc, &datasets).map(|()| c));
+    let children = match children {
+        Ok(children) => dataset_claims(ctx, isvc, &owner).await?.map(|()| children),
+        refused => refused,
+    };
     let children = match children {
         Ok(children) => children,
         Err(refusal) => return refuse(ctx, isvc, &owner, &facts, refusal).await,
@@ -144,17 +145,21 @@ async fn pipeline(isvc: &InferenceService, ctx: &Context) -> Result<Action> {
     converged
 }
 
-/// fetch: the Datasets of the service's namespace when a volume mounts a claim (one of theirs is checked against its
-/// allowlist), else none.
-async fn claimed_datasets(
+/// fetch and check a spec render accepted: its volumes of Datasets' claims
+/// ([`render::refuse_service_dataset_claims`]). The namespace's Datasets are listed only when a volume mounts a claim.
+///
+/// # Errors
+/// The list's failure; the inner `Err` is the refusal.
+async fn dataset_claims(
     ctx: &Context,
     isvc: &InferenceService,
     owner: &Owner,
-) -> Result<Vec<Dataset>> {
+) -> Result<std::result::Result<(), RenderError>> {
     if !render::mounts_a_claim(isvc.spec.volumes.as_deref()) {
-        return Ok(Vec::new());
+        return Ok(Ok(()));
     }
-    super::dataset::list_in(ctx, &owner.namespace).await
+    let datasets = super::dataset::list_in(ctx, &owner.namespace).await?;
+    Ok(render::refuse_service_dataset_claims(isvc, &datasets))
 }
 
 /// fetch: which optional CRDs the controller watches ([`DependencyCache::for_reconcile`](super::discovery::DependencyCache::for_reconcile)).

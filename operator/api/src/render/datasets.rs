@@ -182,16 +182,19 @@ pub fn refuse_dataset_claim_mounts(
         else {
             continue;
         };
-        let holds = |d: &Dataset| d.spec.pvc.as_ref().is_some_and(|p| &p.claim_name == claim);
-        if let Some(r) = resolved.iter().find(|r| holds(r.dataset)) {
+        if let Some(r) = resolved.iter().find(|r| holds_claim(r.dataset, claim)) {
             if volume.read_only != Some(true) {
                 return Err(RenderError::WritableDatasetMount(format!(
-                    "spec.volumes[].readOnly: Invalid value: volume {:?} mounts claim {claim:?} of Dataset {} \
+                    "spec.volumes[{i}].readOnly: Invalid value: volume {:?} mounts claim {claim:?} of Dataset {} \
                      writable: set readOnly: true or use spec.datasets",
                     volume.name, r.reference.name
                 )));
             }
-        } else if let Some(dataset) = datasets.iter().find(|d| holds(d)).filter(|_| !started) {
+        } else if let Some(dataset) = datasets
+            .iter()
+            .find(|d| holds_claim(d, claim))
+            .filter(|_| !started)
+        {
             return Err(RenderError::Datasets(DatasetRefusal {
                 reason: Reason::AccessDenied,
                 message: format!(
@@ -231,8 +234,8 @@ pub fn refuse_service_dataset_claims(
         .unwrap_or("default");
     for (i, volume, claim, dataset) in dataset_claim_volumes(isvc.spec.volumes.as_deref(), datasets)
     {
-        let allowed = dataset.spec.allowed_service_accounts.iter().flatten();
-        if !allowed.clone().any(|a| a == sa) {
+        let mut allowed = dataset.spec.allowed_service_accounts.iter().flatten();
+        if !allowed.any(|a| a == sa) {
             return Err(RenderError::Datasets(DatasetRefusal {
                 reason: Reason::AccessDenied,
                 message: format!(
@@ -273,8 +276,27 @@ fn dataset_claim_volumes<'a>(
     claims.flat_map(move |(i, volume, claim)| {
         datasets
             .iter()
-            .filter(move |d| d.spec.pvc.as_ref().is_some_and(|p| p.claim_name == claim))
+            .filter(move |d| holds_claim(d, claim))
             .map(move |d| (i, volume, claim, d))
+    })
+}
+
+/// Whether `dataset` names the PersistentVolumeClaim `claim` (`pvc.claimName`).
+pub fn holds_claim(dataset: &Dataset, claim: &str) -> bool {
+    dataset
+        .spec
+        .pvc
+        .as_ref()
+        .is_some_and(|p| p.claim_name == claim)
+}
+
+/// Whether any of `volumes` mounts the PersistentVolumeClaim `claim` (what the InferenceService controller's
+/// Dataset watch maps a Dataset's claim back to).
+pub fn mounts_claim(volumes: Option<&[Volume]>, claim: &str) -> bool {
+    volumes.into_iter().flatten().any(|v| {
+        v.persistent_volume_claim
+            .as_ref()
+            .is_some_and(|c| c.claim_name == claim)
     })
 }
 

@@ -25,7 +25,8 @@ mod training;
 pub mod wake;
 
 pub use datasets::{
-    DatasetRefusal, ResolvedDataset, check_datasets, mounts_a_claim, refuse_service_dataset_claims,
+    DatasetRefusal, ResolvedDataset, check_datasets, holds_claim, mounts_a_claim, mounts_claim,
+    refuse_service_dataset_claims,
 };
 pub use deployment::{DEFAULT_PORT, DEFAULT_STARTUP_SECONDS};
 pub use gateway::{HTTPRoute, HttpRouteSpec, ReferenceGrant};

@@ -21,7 +21,7 @@ use kube::runtime::PredicateConfig;
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{WatchStreamExt as _, watcher};
-use model_fleet_api::render::LABEL_INFERENCE;
+use model_fleet_api::render::{LABEL_INFERENCE, mounts_claim};
 use model_fleet_api::{Dataset, InferenceService};
 
 use super::routes::ServiceStore;
@@ -208,14 +208,8 @@ fn services_mounting(
         .iter()
         .filter(|guard| guard.namespace() == namespace)
         .filter(|guard| {
-            guard.0.as_ref().is_ok_and(|isvc| {
-                let mut volumes = isvc.spec.volumes.iter().flatten();
-                volumes.any(|v| {
-                    v.persistent_volume_claim
-                        .as_ref()
-                        .is_some_and(|c| c.claim_name == claim.claim_name)
-                })
-            })
+            (guard.0.as_ref())
+                .is_ok_and(|isvc| mounts_claim(isvc.spec.volumes.as_deref(), &claim.claim_name))
         })
         .map(|guard| ObjectRef::from_obj(guard.as_ref()))
         .collect()
